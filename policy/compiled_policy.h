@@ -1,0 +1,111 @@
+// A policy compiled once into an immutable, shareable object (cel-cpp style): matchers, pool
+// and tenant tables, MIG tables, rule actions. Compilation problems (unknown pool references,
+// duplicates, invalid MIG profiles) are returned as data; lint warnings likewise.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/glob.h"
+#include "policy/ids.h"
+#include "policy/mig.h"
+#include "policy/policy_config.h"
+#include "policy/source.h"
+#include "policy/string_map.h"
+
+namespace gpu_admission::policy {
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;
+};
+
+struct MigProfileEntry {
+  std::string name;      // "1g.10gb+me"
+  std::string resource;  // "nvidia.com/mig-1g.10gb.me"
+  int slices = 0;        // compute slices: the leading <g>
+  std::string single_product;  // single strategy node label value: "<gpuModel>-MIG-1g.10gb.me"
+};
+
+struct Pool {
+  int index = 0;
+  std::string name;
+  StringPairs node_selector;
+  Trust trust = Trust::Cooperative;
+  std::string gpu_model;
+  const MigModelTable* mig_table = nullptr;  // nullptr: model unknown or not MIG capable
+  int compute_slices = 7;                    // slices per whole GPU of this model
+  MigStrategy mig_strategy = MigStrategy::None;
+  Sharing sharing = Sharing::None;
+  std::vector<Taint> taints;
+  std::vector<MigProfileEntry> mig_profiles;  // every profile of the model's table
+  int default_profile = -1;                   // index into mig_profiles
+
+  const MigProfileEntry* find_profile(std::string_view profile) const;
+  const MigProfileEntry* find_profile_by_resource(std::string_view resource) const;
+};
+
+struct Tenant {
+  int index = 0;
+  std::string name;
+  StringPairs labels;
+  std::optional<int64_t> max_gpus_per_pod;
+  std::vector<bool> allowed_pools;  // indexed by pool index
+  int default_pool = -1;
+};
+
+class CompiledPolicy {
+ public:
+  // Compiles `config`. Returns nullptr when `issues` gained errors; warnings never block.
+  static std::shared_ptr<const CompiledPolicy> compile(const PolicyConfig& config, const SourceMap& marks,
+                                                       Issues& issues);
+
+  const PolicyConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+  // Hex SHA-256-free content hash (FNV-1a 64) of the normalized policy, for the policy_info metric.
+  const std::string& hash() const { return hash_; }
+
+  Action action(RuleId id) const { return config_.rule_actions[static_cast<size_t>(id)]; }
+  bool mutation_enabled(MutationId id) const { return config_.mutations[static_cast<size_t>(id)]; }
+
+  bool namespace_exempt(std::string_view ns) const { return exempt_namespaces_.first_match(ns) != GlobIndex::kNoMatch; }
+  bool username_exempt(std::string_view user) const { return exempt_usernames_.first_match(user) != GlobIndex::kNoMatch; }
+
+  // First tenant whose namespaces match; nullptr for unmapped namespaces.
+  const Tenant* tenant_for_namespace(std::string_view ns) const;
+  const Tenant* tenant_by_name(std::string_view name) const;
+
+  const std::vector<Pool>& pools() const { return pools_; }
+  const std::vector<Tenant>& tenants() const { return tenants_; }
+
+  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig };
+  GpuKind classify_resource(std::string_view resource) const;
+  const std::string& mig_prefix() const { return config_.mig_prefix; }
+  const std::vector<std::string>& full_resources() const { return config_.gpu_full; }
+
+  const std::vector<Taint>& gpu_taints() const { return gpu_taints_; }
+  std::optional<int64_t> max_gpus_for(const Tenant* tenant) const;
+
+ private:
+  PolicyConfig config_;
+  std::string hash_;
+  GlobIndex exempt_namespaces_;
+  GlobIndex exempt_usernames_;
+  GlobIndex tenant_namespaces_;
+  std::vector<Pool> pools_;
+  std::vector<Tenant> tenants_;
+  StringMap<int> tenant_by_name_;
+  StringSet full_resources_;
+  StringSet shared_resources_;
+  std::vector<Taint> gpu_taints_;
+};
+
+using PolicyPtr = std::shared_ptr<const CompiledPolicy>;
+
+}  // namespace gpu_admission::policy

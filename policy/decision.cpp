@@ -1,0 +1,47 @@
+#include "policy/decision.h"
+
+#include <algorithm>
+
+namespace gpu_admission::policy {
+
+void Decision::clear() {
+  allowed = true;
+  exempt = false;
+  exempt_by = {};
+  tenant = nullptr;
+  pool = nullptr;
+  findings.clear();
+  patch.clear();
+  mutated = {};
+  gpu_slices = 0;
+  slices_per_gpu = 7;
+}
+
+bool Decision::has(Action action) const {
+  return std::any_of(findings.begin(), findings.end(), [&](const Finding& f) { return f.action == action; });
+}
+
+std::vector<std::string> Decision::messages(Action action) const {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    if (f.action != action) continue;
+    std::string m = "[";
+    m += name_of(f.rule);
+    m += "] ";
+    m += f.message;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+void keep_new_findings(Decision& decision, const Decision& before) {
+  auto seen_before = [&](const Finding& f) {
+    return std::any_of(before.findings.begin(), before.findings.end(),
+                       [&](const Finding& b) { return b.rule == f.rule && b.field == f.field; });
+  };
+  decision.findings.erase(std::remove_if(decision.findings.begin(), decision.findings.end(), seen_before),
+                          decision.findings.end());
+  decision.allowed = !decision.has(Action::Deny);
+}
+
+}  // namespace gpu_admission::policy

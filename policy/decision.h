@@ -1,0 +1,45 @@
+// What evaluating one pod produces: findings (rule results with their actions), the patch of
+// the mutations, and the tenant and pool the pod was evaluated in.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/compiled_policy.h"
+#include "policy/ids.h"
+#include "policy/patch.h"
+
+namespace gpu_admission::policy {
+
+struct Finding {
+  RuleId rule;
+  Action action;       // Deny, Warn or Audit (Off rules are not run)
+  std::string field;   // offending field path, e.g. spec.containers[0].securityContext.privileged
+  std::string message; // detail naming the offending containers or fields
+};
+
+struct Decision {
+  bool allowed = true;
+  bool exempt = false;
+  std::string_view exempt_by;  // "namespace" or "username" when exempt
+  const Tenant* tenant = nullptr;
+  const Pool* pool = nullptr;
+  std::vector<Finding> findings;
+  Patch patch;
+  std::array<bool, kMutationCount> mutated{};  // which mutations changed the pod
+  int64_t gpu_slices = 0;                      // effective GPU request, in compute slices
+  int slices_per_gpu = 7;
+
+  void clear();
+  bool has(Action action) const;
+  // "[rule-id] message" for each finding with `action`.
+  std::vector<std::string> messages(Action action) const;
+};
+
+// Keeps only findings that are not already present (same rule and field) in `before`: used for
+// UPDATE requests, which must not be refused for what the existing object already had.
+void keep_new_findings(Decision& decision, const Decision& before);
+
+}  // namespace gpu_admission::policy

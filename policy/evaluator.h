@@ -1,0 +1,35 @@
+// Evaluates one decoded pod against a compiled policy: exemptions, tenant and pool resolution,
+// mutations (when asked), then every rule that is not `off`, on the pod as it will be after
+// mutation. Pure: no I/O, no shared mutable state; safe to call from many threads at once.
+#pragma once
+
+#include <string_view>
+
+#include "policy/compiled_policy.h"
+#include "policy/decision.h"
+#include "policy/pod_view.h"
+
+namespace gpu_admission::policy {
+
+struct EvalOptions {
+  // The request namespace; when empty, the object's metadata.namespace is used.
+  std::string_view namespace_name;
+  std::string_view username;  // for username exemptions; empty when unknown (CLI)
+  // Apply the mutations (to the view and to decision.patch) before validating. True for CREATE
+  // of pods and for workload templates (their pods will be mutated when created).
+  bool mutate = true;
+};
+
+// `pod` is modified in place when mutations apply: it becomes the mutated pod.
+void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& options, Decision& out);
+
+inline Decision evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& options) {
+  Decision d;
+  evaluate(policy, pod, options, d);
+  return d;
+}
+
+// Pools the pod names itself, through spec.nodeSelector and required node affinity `In` terms.
+std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView& pod);
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,46 @@
+// Stable identifiers of the public contract: rule IDs, mutation names and actions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gpu_admission::policy {
+
+enum class RuleId : uint8_t {
+  Privileged,
+  HostNamespaces,
+  GpuDeviceAccess,
+  GpuCap,
+  MpsAdversarial,
+  GpuTolerations,
+  TenantPool,
+  TenantLabel,
+  MigProfile,
+};
+inline constexpr size_t kRuleCount = 9;
+inline constexpr std::array<std::string_view, kRuleCount> kRuleNames = {
+    "privileged",    "host-namespaces", "gpu-device-access", "gpu-cap",   "mps-adversarial",
+    "gpu-tolerations", "tenant-pool",   "tenant-label",      "mig-profile"};
+
+enum class MutationId : uint8_t { MigResources, TenantLabels, PoolSelector };
+inline constexpr size_t kMutationCount = 3;
+inline constexpr std::array<std::string_view, kMutationCount> kMutationNames = {"mig-resources", "tenant-labels",
+                                                                                 "pool-selector"};
+
+enum class Action : uint8_t { Deny, Warn, Audit, Off };
+inline constexpr std::array<std::string_view, 4> kActionNames = {"deny", "warn", "audit", "off"};
+
+inline std::string_view name_of(RuleId id) { return kRuleNames[static_cast<size_t>(id)]; }
+inline std::string_view name_of(MutationId id) { return kMutationNames[static_cast<size_t>(id)]; }
+inline std::string_view name_of(Action a) { return kActionNames[static_cast<size_t>(a)]; }
+
+template <typename Enum, size_t N>
+std::optional<Enum> enum_from_name(const std::array<std::string_view, N>& names, std::string_view text) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == text) return static_cast<Enum>(i);
+  return std::nullopt;
+}
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,67 @@
+#include "policy/patch.h"
+
+namespace gpu_admission::policy {
+
+void append_pointer_token(std::string& out, std::string_view key) {
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+}
+
+std::string pointer_token(std::string_view key) {
+  std::string out;
+  append_pointer_token(out, key);
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+void append_patch_json(std::string& out, const Patch& patch) {
+  out += '[';
+  bool first = true;
+  for (const auto& op : patch) {
+    if (!first) out += ',';
+    first = false;
+    out += op.kind == PatchOp::Kind::Add ? "{\"op\":\"add\",\"path\":" : "{\"op\":\"remove\",\"path\":";
+    append_json_string(out, op.path);
+    if (op.kind == PatchOp::Kind::Add) {
+      out += ",\"value\":";
+      out += op.value;
+    }
+    out += '}';
+  }
+  out += ']';
+}
+
+std::string patch_to_json(const Patch& patch) {
+  std::string out;
+  append_patch_json(out, patch);
+  return out;
+}
+
+}  // namespace gpu_admission::policy

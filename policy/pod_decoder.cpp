@@ -1,0 +1,437 @@
+#include "policy/pod_decoder.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+// A field location built on the stack while descending; rendered to text only on error.
+struct Loc {
+  const Loc* parent = nullptr;
+  std::string_view key;  // object member, or empty for an array index
+  long index = -1;       // array index when >= 0
+  bool quote = false;    // render as ["key"] (map keys such as label names)
+
+  Loc child(std::string_view k) const { return Loc{this, k, -1, false}; }
+  Loc item(size_t i) const { return Loc{this, {}, static_cast<long>(i), false}; }
+  Loc map_key(std::string_view k) const { return Loc{this, k, -1, true}; }
+
+  void render(std::string& out) const {
+    if (parent) parent->render(out);
+    if (index >= 0) {
+      out += '[' + std::to_string(index) + ']';
+    } else if (quote) {
+      out += "[\"";
+      out += key;
+      out += "\"]";
+    } else if (!key.empty()) {
+      if (!out.empty() && out.back() != '.') out += '.';
+      out += key;
+    }
+  }
+};
+
+class Decoder {
+ public:
+  Decoder(PodView& pod, std::string_view prefix) : pod_(pod), prefix_(prefix) {}
+
+  std::optional<DecodeError> error;
+
+  bool fail(const Loc& at, const char* message) {
+    if (!error) {
+      std::string field(prefix_);
+      at.render(field);
+      error = DecodeError{std::move(field), message};
+    }
+    return false;
+  }
+
+  static bool get(object obj, std::string_view key, element& out) {
+    auto r = obj.at_key(key);
+    if (r.error()) return false;
+    out = r.value_unsafe();
+    return out.type() != element_type::NULL_VALUE;
+  }
+
+  bool as_object(element e, object& out, const Loc& at) {
+    if (e.type() != element_type::OBJECT) return fail(at, "must be an object");
+    out = e.get_object().value_unsafe();
+    return true;
+  }
+  bool as_array(element e, array& out, const Loc& at) {
+    if (e.type() != element_type::ARRAY) return fail(at, "must be a list");
+    out = e.get_array().value_unsafe();
+    return true;
+  }
+  bool as_string(element e, std::string_view& out, const Loc& at) {
+    if (e.type() != element_type::STRING) return fail(at, "must be a string");
+    out = e.get_string().value_unsafe();
+    return true;
+  }
+  bool optional_string(object obj, std::string_view key, std::string_view& out, const Loc& at) {
+    element e;
+    if (!get(obj, key, e)) return true;
+    return as_string(e, out, at.child(key));
+  }
+  bool optional_bool(object obj, std::string_view key, bool& out, const Loc& at) {
+    element e;
+    if (!get(obj, key, e)) return true;
+    if (e.type() != element_type::BOOL) return fail(at.child(key), "must be true or false");
+    out = e.get_bool().value_unsafe();
+    return true;
+  }
+  // Finds `key` and requires an object there; false with no error when absent.
+  bool child_object(object parent, std::string_view key, object& out, const Loc& at) {
+    element e;
+    if (!get(parent, key, e)) return false;
+    return as_object(e, out, at);
+  }
+
+  bool string_map(element e, StringViewPairs& out, const Loc& at) {
+    object obj;
+    if (!as_object(e, obj, at)) return false;
+    for (auto [key, value] : obj) {
+      if (value.type() == element_type::NULL_VALUE) continue;
+      if (value.type() != element_type::STRING) return fail(at.map_key(key), "must be a string");
+      out.emplace_back(key, value.get_string().value_unsafe());
+    }
+    return true;
+  }
+
+  bool metadata(object pod_object, const Loc& root) {
+    element e;
+    if (!get(pod_object, "metadata", e)) return true;
+    Loc at = root.child("metadata");
+    object md;
+    if (!as_object(e, md, at)) return false;
+    pod_.has_metadata = true;
+    if (get(md, "labels", e)) {
+      pod_.has_labels = true;
+      if (!string_map(e, pod_.labels, at.child("labels"))) return false;
+    }
+    if (get(md, "annotations", e)) {
+      pod_.has_annotations = true;
+      if (!string_map(e, pod_.annotations, at.child("annotations"))) return false;
+    }
+    return true;
+  }
+
+  bool resources(object res, std::vector<ResourceQuantity>& out, const Loc& at) {
+    for (auto [key, value] : res) {
+      ResourceQuantity q;
+      q.name = key;
+      switch (value.type()) {
+        case element_type::STRING:
+          q.form = ResourceQuantity::Form::String;
+          q.text = value.get_string().value_unsafe();
+          break;
+        case element_type::INT64:
+          q.form = ResourceQuantity::Form::Integer;
+          q.integer = value.get_int64().value_unsafe();
+          break;
+        case element_type::UINT64:
+          q.form = ResourceQuantity::Form::Float;  // beyond int64: kept as a (large) number
+          q.number = static_cast<double>(value.get_uint64().value_unsafe());
+          break;
+        case element_type::DOUBLE:
+          q.form = ResourceQuantity::Form::Float;
+          q.number = value.get_double().value_unsafe();
+          break;
+        case element_type::NULL_VALUE:
+          continue;
+        default:
+          return fail(at.map_key(key), "must be a quantity (a string or a number)");
+      }
+      out.push_back(q);
+    }
+    return true;
+  }
+
+  bool container(element e, ContainerKind kind, uint32_t index, const Loc& at) {
+    ContainerView& c = pod_.containers.emplace_back();
+    c.kind = kind;
+    c.index = index;
+    object obj;
+    if (!as_object(e, obj, at)) return false;
+    if (!optional_string(obj, "name", c.name, at)) return false;
+    if (kind == ContainerKind::Init) {
+      std::string_view restart_policy;
+      if (!optional_string(obj, "restartPolicy", restart_policy, at)) return false;
+      c.restartable = restart_policy == "Always";
+    }
+    object sub;
+    Loc sc_at = at.child("securityContext");
+    if (child_object(obj, "securityContext", sub, sc_at)) {
+      if (!optional_bool(sub, "privileged", c.privileged, sc_at)) return false;
+    } else if (error) {
+      return false;
+    }
+    element v;
+    if (get(obj, "env", v)) {
+      Loc env_at = at.child("env");
+      array env;
+      if (!as_array(v, env, env_at)) return false;
+      size_t i = 0;
+      for (element item : env) {
+        Loc item_at = env_at.item(i++);
+        object var;
+        if (!as_object(item, var, item_at)) return false;
+        std::string_view name;
+        if (!optional_string(var, "name", name, item_at)) return false;
+        c.env_names.push_back(name);
+      }
+    }
+    Loc res_at = at.child("resources");
+    if (child_object(obj, "resources", sub, res_at)) {
+      c.has_resources = true;
+      object list;
+      Loc req_at = res_at.child("requests");
+      if (child_object(sub, "requests", list, req_at)) {
+        c.has_requests = true;
+        if (!resources(list, c.requests, req_at)) return false;
+      } else if (error) {
+        return false;
+      }
+      Loc lim_at = res_at.child("limits");
+      if (child_object(sub, "limits", list, lim_at)) {
+        c.has_limits = true;
+        if (!resources(list, c.limits, lim_at)) return false;
+      } else if (error) {
+        return false;
+      }
+    } else if (error) {
+      return false;
+    }
+    return true;
+  }
+
+  bool containers(object spec, std::string_view key, ContainerKind kind, const Loc& spec_at) {
+    element v;
+    if (!get(spec, key, v)) return true;
+    Loc at = spec_at.child(key);
+    array list;
+    if (!as_array(v, list, at)) return false;
+    uint32_t i = 0;
+    for (element item : list) {
+      if (!container(item, kind, i, at.item(i))) return false;
+      ++i;
+    }
+    return true;
+  }
+
+  bool affinity(object spec, const Loc& spec_at) {
+    object aff, node_aff, required;
+    Loc aff_at = spec_at.child("affinity");
+    if (!child_object(spec, "affinity", aff, aff_at)) return !error;
+    Loc node_at = aff_at.child("nodeAffinity");
+    if (!child_object(aff, "nodeAffinity", node_aff, node_at)) return !error;
+    Loc req_at = node_at.child("requiredDuringSchedulingIgnoredDuringExecution");
+    if (!child_object(node_aff, "requiredDuringSchedulingIgnoredDuringExecution", required, req_at)) return !error;
+    element v;
+    if (!get(required, "nodeSelectorTerms", v)) return true;
+    Loc terms_at = req_at.child("nodeSelectorTerms");
+    array terms;
+    if (!as_array(v, terms, terms_at)) return false;
+    size_t ti = 0;
+    for (element term_el : terms) {
+      Loc term_at = terms_at.item(ti++);
+      object term;
+      if (!as_object(term_el, term, term_at)) return false;
+      NodeSelectorTerm& out = pod_.required_node_affinity.emplace_back();
+      element exprs_el;
+      if (!get(term, "matchExpressions", exprs_el)) continue;
+      Loc exprs_at = term_at.child("matchExpressions");
+      array exprs;
+      if (!as_array(exprs_el, exprs, exprs_at)) return false;
+      size_t ei = 0;
+      for (element expr_el : exprs) {
+        Loc expr_at = exprs_at.item(ei++);
+        object expr;
+        if (!as_object(expr_el, expr, expr_at)) return false;
+        NodeSelectorRequirement& req = out.match_expressions.emplace_back();
+        if (!optional_string(expr, "key", req.key, expr_at) || !optional_string(expr, "operator", req.op, expr_at))
+          return false;
+        element values_el;
+        if (!get(expr, "values", values_el)) continue;
+        Loc values_at = expr_at.child("values");
+        array values;
+        if (!as_array(values_el, values, values_at)) return false;
+        size_t vi = 0;
+        for (element value : values) {
+          std::string_view s;
+          if (!as_string(value, s, values_at.item(vi++))) return false;
+          req.values.push_back(s);
+        }
+      }
+    }
+    return true;
+  }
+
+  bool tolerations(object spec, const Loc& spec_at) {
+    element v;
+    if (!get(spec, "tolerations", v)) return true;
+    Loc at = spec_at.child("tolerations");
+    array list;
+    if (!as_array(v, list, at)) return false;
+    size_t i = 0;
+    for (element item : list) {
+      Loc item_at = at.item(i++);
+      object t;
+      if (!as_object(item, t, item_at)) return false;
+      Toleration tol;
+      if (!optional_string(t, "key", tol.key, item_at) || !optional_string(t, "operator", tol.op, item_at) ||
+          !optional_string(t, "value", tol.value, item_at) || !optional_string(t, "effect", tol.effect, item_at))
+        return false;
+      pod_.tolerations.push_back(tol);
+    }
+    return true;
+  }
+
+  bool volumes(object spec, const Loc& spec_at) {
+    element v;
+    if (!get(spec, "volumes", v)) return true;
+    Loc at = spec_at.child("volumes");
+    array list;
+    if (!as_array(v, list, at)) return false;
+    uint32_t i = 0;
+    for (element item : list) {
+      Loc item_at = at.item(i);
+      object vol;
+      if (!as_object(item, vol, item_at)) return false;
+      object host_path;
+      Loc hp_at = item_at.child("hostPath");
+      if (child_object(vol, "hostPath", host_path, hp_at)) {
+        HostPathVolume out;
+        out.index = i;
+        if (!optional_string(vol, "name", out.name, item_at)) return false;
+        if (!optional_string(host_path, "path", out.path, hp_at)) return false;
+        pod_.host_paths.push_back(out);
+      } else if (error) {
+        return false;
+      }
+      ++i;
+    }
+    return true;
+  }
+
+  bool spec(object pod_object, const Loc& root) {
+    element e;
+    if (!get(pod_object, "spec", e)) return true;
+    Loc at = root.child("spec");
+    object spec;
+    if (!as_object(e, spec, at)) return false;
+    pod_.has_spec = true;
+    if (!optional_bool(spec, "hostPID", pod_.host_pid, at) || !optional_bool(spec, "hostIPC", pod_.host_ipc, at) ||
+        !optional_bool(spec, "hostNetwork", pod_.host_network, at))
+      return false;
+    if (get(spec, "nodeSelector", e)) {
+      pod_.has_node_selector = true;
+      if (!string_map(e, pod_.node_selector, at.child("nodeSelector"))) return false;
+    }
+    return affinity(spec, at) && tolerations(spec, at) && volumes(spec, at) &&
+           containers(spec, "initContainers", ContainerKind::Init, at) &&
+           containers(spec, "containers", ContainerKind::App, at) &&
+           containers(spec, "ephemeralContainers", ContainerKind::Ephemeral, at);
+  }
+
+ private:
+  PodView& pod_;
+  std::string_view prefix_;
+};
+
+// Walks object keys from `root`; on failure names the first missing step.
+bool descend(element root, std::initializer_list<std::string_view> path, element& out, std::string& missing) {
+  element cur = root;
+  for (auto key : path) {
+    if (!missing.empty()) missing += '.';
+    missing += key;
+    if (cur.type() != element_type::OBJECT) return false;
+    auto r = cur.get_object().value_unsafe().at_key(key);
+    if (r.error() || r.value_unsafe().type() == element_type::NULL_VALUE) return false;
+    cur = r.value_unsafe();
+  }
+  out = cur;
+  return true;
+}
+
+std::optional<DecodeError> identity(object obj, PodView& pod) {
+  element e;
+  if (Decoder::get(obj, "apiVersion", e) && e.type() == element_type::STRING) pod.api_version = e.get_string().value_unsafe();
+  if (!Decoder::get(obj, "metadata", e)) return std::nullopt;
+  if (e.type() != element_type::OBJECT) return DecodeError{"metadata", "must be an object"};
+  object md = e.get_object().value_unsafe();
+  struct Field {
+    std::string_view key;
+    std::string_view* out;
+  };
+  for (Field f : {Field{"name", &pod.name}, Field{"generateName", &pod.generate_name},
+                  Field{"namespace", &pod.namespace_name}}) {
+    element v;
+    if (!Decoder::get(md, f.key, v)) continue;
+    if (v.type() != element_type::STRING) return DecodeError{"metadata." + std::string(f.key), "must be a string"};
+    *f.out = v.get_string().value_unsafe();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<WorkloadKind> workload_kind_from(std::string_view kind) {
+  static constexpr std::pair<std::string_view, WorkloadKind> kKinds[] = {
+      {"Pod", WorkloadKind::Pod},
+      {"Deployment", WorkloadKind::Deployment},
+      {"StatefulSet", WorkloadKind::StatefulSet},
+      {"DaemonSet", WorkloadKind::DaemonSet},
+      {"ReplicaSet", WorkloadKind::ReplicaSet},
+      {"ReplicationController", WorkloadKind::ReplicationController},
+      {"Job", WorkloadKind::Job},
+      {"CronJob", WorkloadKind::CronJob},
+  };
+  for (const auto& [name, value] : kKinds)
+    if (name == kind) return value;
+  return std::nullopt;
+}
+
+std::optional<DecodeError> decode_pod_as(element object_el, WorkloadKind kind, PodView& pod) {
+  pod.clear();
+  pod.workload = kind;
+  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
+  if (auto err = identity(object_el.get_object().value_unsafe(), pod)) return err;
+
+  element pod_el = object_el;
+  if (kind != WorkloadKind::Pod) {
+    std::string missing;
+    bool found = kind == WorkloadKind::CronJob
+                     ? descend(object_el, {"spec", "jobTemplate", "spec", "template"}, pod_el, missing)
+                     : descend(object_el, {"spec", "template"}, pod_el, missing);
+    if (!found) {
+      // A ReplicationController may omit its template; there is nothing to evaluate then.
+      if (kind == WorkloadKind::ReplicationController && missing == "spec.template") return std::nullopt;
+      return DecodeError{missing, "missing or not an object: a " + std::string(workload_kind_name(kind)) +
+                                      " needs a pod template"};
+    }
+    if (pod_el.type() != element_type::OBJECT) return DecodeError{missing, "must be an object"};
+  }
+
+  Decoder decoder(pod, workload_field_prefix(kind));
+  object pod_obj = pod_el.get_object().value_unsafe();
+  Loc root;
+  if (decoder.metadata(pod_obj, root)) decoder.spec(pod_obj, root);
+  return decoder.error;
+}
+
+std::optional<DecodeError> decode_pod(element object_el, PodView& pod) {
+  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
+  auto kind_r = object_el.get_object().value_unsafe().at_key("kind");
+  if (kind_r.error() || kind_r.value_unsafe().type() != element_type::STRING)
+    return DecodeError{"kind", "missing or not a string"};
+  std::string_view kind_text = kind_r.value_unsafe().get_string().value_unsafe();
+  auto kind = workload_kind_from(kind_text);
+  if (!kind) return DecodeError{"kind", "\"" + std::string(kind_text) + "\" is not a Pod or a workload with a pod template"};
+  return decode_pod_as(object_el, *kind, pod);
+}
+
+}  // namespace gpu_admission::policy

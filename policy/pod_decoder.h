@@ -1,0 +1,32 @@
+// Decodes a Pod, or the pod template of a workload, from a simdjson DOM element into a PodView.
+// The single decoding path: YAML input is converted to JSON text first and comes through here.
+// A field we read that has the wrong type is an error naming the field; fields we do not need
+// are not looked at.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "policy/pod_view.h"
+
+namespace gpu_admission::policy {
+
+struct DecodeError {
+  std::string field;    // e.g. spec.containers[0].securityContext.privileged
+  std::string message;  // e.g. must be a boolean
+};
+
+// Workload kind for an object kind ("Pod", "Deployment", ...); nullopt for other kinds.
+std::optional<WorkloadKind> workload_kind_from(std::string_view kind);
+
+// Decodes `object` (its kind must be a workload kind) into `pod`, which is cleared first.
+// Views in `pod` point into the parser's document: keep the parser alive while using them.
+std::optional<DecodeError> decode_pod(simdjson::dom::element object, PodView& pod);
+
+// Decodes a bare pod spec/metadata pair for a given workload (used when the kind is known).
+std::optional<DecodeError> decode_pod_as(simdjson::dom::element object, WorkloadKind kind, PodView& pod);
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,89 @@
+#include "policy/pod_view.h"
+
+#include <string>
+
+namespace gpu_admission::policy {
+
+std::string_view workload_kind_name(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Pod: return "Pod";
+    case WorkloadKind::Deployment: return "Deployment";
+    case WorkloadKind::StatefulSet: return "StatefulSet";
+    case WorkloadKind::DaemonSet: return "DaemonSet";
+    case WorkloadKind::ReplicaSet: return "ReplicaSet";
+    case WorkloadKind::ReplicationController: return "ReplicationController";
+    case WorkloadKind::Job: return "Job";
+    case WorkloadKind::CronJob: return "CronJob";
+  }
+  return "Pod";
+}
+
+std::string_view workload_pod_pointer(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Pod: return "";
+    case WorkloadKind::CronJob: return "/spec/jobTemplate/spec/template";
+    default: return "/spec/template";
+  }
+}
+
+std::string_view workload_field_prefix(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Pod: return "";
+    case WorkloadKind::CronJob: return "spec.jobTemplate.spec.template.";
+    default: return "spec.template.";
+  }
+}
+
+void PodView::clear() {
+  workload = WorkloadKind::Pod;
+  api_version = name = generate_name = namespace_name = {};
+  has_metadata = has_labels = has_annotations = has_spec = has_node_selector = false;
+  labels.clear();
+  annotations.clear();
+  node_selector.clear();
+  required_node_affinity.clear();
+  tolerations.clear();
+  host_pid = host_ipc = host_network = false;
+  host_paths.clear();
+  containers.clear();
+}
+
+namespace {
+std::string_view lookup(const StringViewPairs& pairs, std::string_view key, bool* found) {
+  for (const auto& [k, v] : pairs) {
+    if (k == key) {
+      if (found) *found = true;
+      return v;
+    }
+  }
+  if (found) *found = false;
+  return {};
+}
+}  // namespace
+
+std::string_view PodView::label(std::string_view key, bool* found) const { return lookup(labels, key, found); }
+std::string_view PodView::annotation(std::string_view key, bool* found) const { return lookup(annotations, key, found); }
+std::string_view PodView::node_selector_value(std::string_view key, bool* found) const {
+  return lookup(node_selector, key, found);
+}
+
+std::string_view container_list_name(ContainerKind kind) {
+  switch (kind) {
+    case ContainerKind::Init: return "initContainers";
+    case ContainerKind::App: return "containers";
+    case ContainerKind::Ephemeral: return "ephemeralContainers";
+  }
+  return "containers";
+}
+
+std::string container_field(const PodView& pod, const ContainerView& c) {
+  std::string out(workload_field_prefix(pod.workload));
+  out += "spec.";
+  out += container_list_name(c.kind);
+  out += '[';
+  out += std::to_string(c.index);
+  out += ']';
+  return out;
+}
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,116 @@
+// The decoded pod: only what rules and mutations need, plus what patches need (container
+// indices, which maps exist). Strings are views into the decoded document or into the compiled
+// policy (for values added by mutations), so a view is cheap to fill and to reuse: clear() keeps
+// the capacity of its vectors for the next request.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpu_admission::policy {
+
+enum class ContainerKind : uint8_t { Init, App, Ephemeral };
+
+// Which object the pod came from; templates are evaluated as the pod they will create.
+enum class WorkloadKind : uint8_t {
+  Pod,
+  Deployment,
+  StatefulSet,
+  DaemonSet,
+  ReplicaSet,
+  ReplicationController,
+  Job,
+  CronJob,
+};
+
+std::string_view workload_kind_name(WorkloadKind kind);
+// JSON Pointer of the pod (template) inside the object: "" for a Pod, "/spec/template", ...
+std::string_view workload_pod_pointer(WorkloadKind kind);
+// The same as a field path prefix, with a trailing '.', e.g. "spec.template."
+std::string_view workload_field_prefix(WorkloadKind kind);
+
+struct ResourceQuantity {
+  enum class Form : uint8_t { String, Integer, Float };
+  std::string_view name;
+  Form form = Form::String;
+  std::string_view text;   // Form::String: the quantity as written
+  int64_t integer = 0;     // Form::Integer
+  double number = 0;       // Form::Float
+};
+
+using StringViewPairs = std::vector<std::pair<std::string_view, std::string_view>>;
+
+struct ContainerView {
+  ContainerKind kind = ContainerKind::App;
+  uint32_t index = 0;        // position within its list (initContainers, containers, ...)
+  std::string_view name;
+  bool restartable = false;  // init container with restartPolicy: Always (a sidecar)
+  bool privileged = false;
+  std::vector<std::string_view> env_names;
+  bool has_resources = false;
+  bool has_requests = false;
+  bool has_limits = false;
+  std::vector<ResourceQuantity> requests;
+  std::vector<ResourceQuantity> limits;
+};
+
+struct Toleration {
+  std::string_view key;
+  std::string_view op;  // "", "Equal" or "Exists"
+  std::string_view value;
+  std::string_view effect;
+};
+
+struct NodeSelectorRequirement {
+  std::string_view key;
+  std::string_view op;
+  std::vector<std::string_view> values;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+};
+
+struct HostPathVolume {
+  uint32_t index = 0;  // position in spec.volumes
+  std::string_view name;
+  std::string_view path;
+};
+
+struct PodView {
+  WorkloadKind workload = WorkloadKind::Pod;
+  std::string_view api_version;
+  std::string_view name;
+  std::string_view generate_name;
+  std::string_view namespace_name;  // metadata.namespace of the object (may be empty)
+
+  bool has_metadata = false;        // the pod's (template's) metadata object exists
+  bool has_labels = false;
+  bool has_annotations = false;
+  bool has_spec = false;
+  bool has_node_selector = false;
+  StringViewPairs labels;
+  StringViewPairs annotations;
+  StringViewPairs node_selector;
+  std::vector<NodeSelectorTerm> required_node_affinity;  // requiredDuringScheduling...nodeSelectorTerms
+  std::vector<Toleration> tolerations;
+  bool host_pid = false;
+  bool host_ipc = false;
+  bool host_network = false;
+  std::vector<HostPathVolume> host_paths;
+  std::vector<ContainerView> containers;  // init, then app, then ephemeral, each in list order
+
+  void clear();
+
+  std::string_view label(std::string_view key, bool* found = nullptr) const;
+  std::string_view annotation(std::string_view key, bool* found = nullptr) const;
+  std::string_view node_selector_value(std::string_view key, bool* found = nullptr) const;
+};
+
+// Field path of a container: "spec.initContainers[0]" (with the workload prefix).
+std::string container_field(const PodView& pod, const ContainerView& c);
+std::string_view container_list_name(ContainerKind kind);
+
+}  // namespace gpu_admission::policy

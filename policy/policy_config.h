@@ -1,0 +1,67 @@
+// The policy file as typed data (SPEC section 1), before compilation. Produced by the policy
+// loader from a JSON tree; printed back by `policy show`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "policy/ids.h"
+
+namespace gpu_admission::policy {
+
+enum class Trust : uint8_t { Cooperative, Adversarial };
+enum class MigStrategy : uint8_t { None, Single, Mixed };
+enum class Sharing : uint8_t { None, Mps, TimeSlicing };
+
+inline constexpr std::array<std::string_view, 2> kTrustNames = {"cooperative", "adversarial"};
+inline constexpr std::array<std::string_view, 3> kMigStrategyNames = {"none", "single", "mixed"};
+inline constexpr std::array<std::string_view, 3> kSharingNames = {"none", "mps", "time-slicing"};
+
+using StringPairs = std::vector<std::pair<std::string, std::string>>;
+
+struct TaintConfig {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct PoolConfig {
+  std::string name;
+  StringPairs node_selector;
+  Trust trust = Trust::Cooperative;
+  std::string gpu_model;
+  MigStrategy mig_strategy = MigStrategy::None;
+  std::string mig_default_profile;
+  Sharing sharing = Sharing::None;
+  std::vector<TaintConfig> taints;
+};
+
+struct TenantConfig {
+  std::string name;
+  std::vector<std::string> namespaces;
+  StringPairs labels;
+  std::optional<int64_t> max_gpus_per_pod;
+  std::vector<std::string> pools;
+  std::string default_pool;
+};
+
+struct PolicyConfig {
+  std::string name;
+  std::vector<std::string> exempt_namespaces;
+  std::vector<std::string> exempt_usernames;
+  std::vector<std::string> gpu_full = {"nvidia.com/gpu"};
+  std::string mig_prefix = "nvidia.com/mig-";
+  std::vector<std::string> gpu_shared = {"nvidia.com/gpu.shared"};
+  std::optional<int64_t> default_max_gpus_per_pod;
+  std::vector<TaintConfig> gpu_taints;
+  std::array<Action, kRuleCount> rule_actions{};        // all Deny (value 0)
+  std::array<bool, kMutationCount> mutations = {true, true, true};
+  std::vector<PoolConfig> pools;
+  std::vector<TenantConfig> tenants;
+};
+
+}  // namespace gpu_admission::policy

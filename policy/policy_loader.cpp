@@ -1,0 +1,393 @@
+#include "policy/policy_loader.h"
+
+#include <set>
+
+namespace gpu_admission::policy {
+namespace {
+
+using json = Json;
+
+const char* type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "a mapping";
+    case json::value_t::array: return "a list";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
+  }
+}
+
+class Reader {
+ public:
+  Reader(const SourceMap& marks, Issues& issues) : marks_(marks), issues_(issues) {}
+
+  void error(const std::string& path, std::string message) {
+    issues_.push_back({Issue::Severity::Error, path, std::move(message), marks_.find(path)});
+  }
+
+  // Reports fields of `object` that are not in `known`.
+  void check_fields(const json& object, const std::string& path, std::initializer_list<std::string_view> known) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      bool found = false;
+      for (auto k : known) found = found || k == it.key();
+      if (!found) {
+        std::string expected;
+        for (auto k : known) {
+          if (!expected.empty()) expected += ", ";
+          expected += k;
+        }
+        error(child_path(path, it.key()), "unknown field \"" + it.key() + "\" (expected one of: " + expected + ")");
+      }
+    }
+  }
+
+  bool expect_object(const json& v, const std::string& path) {
+    if (v.is_object()) return true;
+    error(path, std::string("must be a mapping, got ") + type_name(v));
+    return false;
+  }
+
+  bool read_string(const json& v, const std::string& path, std::string& out, bool allow_empty = true) {
+    if (!v.is_string()) {
+      error(path, std::string("must be a string, got ") + type_name(v));
+      return false;
+    }
+    out = v.get<std::string>();
+    if (!allow_empty && out.empty()) {
+      error(path, "must not be empty");
+      return false;
+    }
+    return true;
+  }
+
+  void read_string_list(const json& v, const std::string& path, std::vector<std::string>& out) {
+    if (v.is_null()) { out.clear(); return; }
+    if (!v.is_array()) {
+      error(path, std::string("must be a list of strings, got ") + type_name(v));
+      return;
+    }
+    out.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string s;
+      if (read_string(v[i], index_path(path, i), s, false)) out.push_back(std::move(s));
+    }
+  }
+
+  void read_string_map(const json& v, const std::string& path, StringPairs& out) {
+    out.clear();
+    if (v.is_null()) return;
+    if (!expect_object(v, path)) return;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      std::string value;
+      if (read_string(it.value(), child_path(path, it.key()), value)) out.emplace_back(it.key(), std::move(value));
+    }
+  }
+
+  bool read_bool(const json& v, const std::string& path, bool& out) {
+    if (!v.is_boolean()) {
+      error(path, std::string("must be true or false, got ") + type_name(v));
+      return false;
+    }
+    out = v.get<bool>();
+    return true;
+  }
+
+  void read_count(const json& v, const std::string& path, std::optional<int64_t>& out) {
+    if (v.is_null()) { out.reset(); return; }
+    if (!v.is_number_integer() && !v.is_number_unsigned()) {
+      error(path, std::string("must be a whole number, got ") + type_name(v));
+      return;
+    }
+    if (v.is_number_unsigned() && v.get<uint64_t>() > 1'000'000) {
+      error(path, "must be at most 1000000");
+      return;
+    }
+    int64_t n = v.get<int64_t>();
+    if (n < 0 || n > 1'000'000) {
+      error(path, "must be between 0 and 1000000");
+      return;
+    }
+    out = n;
+  }
+
+  template <typename Enum, size_t N>
+  void read_enum(const json& v, const std::string& path, const std::array<std::string_view, N>& names, Enum& out) {
+    std::string text;
+    if (!read_string(v, path, text)) return;
+    if (auto e = enum_from_name<Enum>(names, text)) {
+      out = *e;
+      return;
+    }
+    std::string expected;
+    for (auto n : names) {
+      if (!expected.empty()) expected += " | ";
+      expected += n;
+    }
+    error(path, "invalid value \"" + text + "\" (expected " + expected + ")");
+  }
+
+  void read_taints(const json& v, const std::string& path, std::vector<TaintConfig>& out) {
+    out.clear();
+    if (v.is_null()) return;
+    if (!v.is_array()) {
+      error(path, std::string("must be a list of taints, got ") + type_name(v));
+      return;
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string p = index_path(path, i);
+      const json& t = v[i];
+      if (!expect_object(t, p)) continue;
+      check_fields(t, p, {"key", "value", "effect"});
+      TaintConfig taint;
+      bool ok = true;
+      if (t.contains("key")) ok = read_string(t["key"], child_path(p, "key"), taint.key, false) && ok;
+      else { error(p, "missing required field \"key\""); ok = false; }
+      if (t.contains("value")) ok = read_string(t["value"], child_path(p, "value"), taint.value) && ok;
+      if (t.contains("effect")) {
+        ok = read_string(t["effect"], child_path(p, "effect"), taint.effect) && ok;
+        if (ok && taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute") {
+          error(child_path(p, "effect"),
+                "invalid value \"" + taint.effect + "\" (expected NoSchedule | PreferNoSchedule | NoExecute)");
+          ok = false;
+        }
+      } else {
+        error(p, "missing required field \"effect\"");
+        ok = false;
+      }
+      if (ok) out.push_back(std::move(taint));
+    }
+  }
+
+ private:
+  const SourceMap& marks_;
+  Issues& issues_;
+};
+
+void read_pool(Reader& r, const json& v, const std::string& path, PoolConfig& pool) {
+  if (!r.expect_object(v, path)) return;
+  r.check_fields(v, path, {"name", "nodeSelector", "trust", "gpuModel", "mig", "sharing", "taints"});
+  if (v.contains("name")) r.read_string(v["name"], child_path(path, "name"), pool.name, false);
+  else r.error(path, "missing required field \"name\"");
+  if (v.contains("nodeSelector")) {
+    r.read_string_map(v["nodeSelector"], child_path(path, "nodeSelector"), pool.node_selector);
+    if (pool.node_selector.empty()) r.error(child_path(path, "nodeSelector"), "must name at least one node label");
+  } else {
+    r.error(path, "missing required field \"nodeSelector\"");
+  }
+  if (v.contains("trust")) r.read_enum(v["trust"], child_path(path, "trust"), kTrustNames, pool.trust);
+  if (v.contains("gpuModel")) r.read_string(v["gpuModel"], child_path(path, "gpuModel"), pool.gpu_model);
+  if (v.contains("sharing")) r.read_enum(v["sharing"], child_path(path, "sharing"), kSharingNames, pool.sharing);
+  if (v.contains("taints")) r.read_taints(v["taints"], child_path(path, "taints"), pool.taints);
+  if (v.contains("mig") && !v["mig"].is_null()) {
+    std::string mp = child_path(path, "mig");
+    const json& mig = v["mig"];
+    if (r.expect_object(mig, mp)) {
+      r.check_fields(mig, mp, {"strategy", "defaultProfile"});
+      if (mig.contains("strategy")) r.read_enum(mig["strategy"], child_path(mp, "strategy"), kMigStrategyNames, pool.mig_strategy);
+      if (mig.contains("defaultProfile"))
+        r.read_string(mig["defaultProfile"], child_path(mp, "defaultProfile"), pool.mig_default_profile);
+    }
+  }
+}
+
+void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig& tenant) {
+  if (!r.expect_object(v, path)) return;
+  r.check_fields(v, path, {"name", "namespaces", "labels", "maxGpusPerPod", "pools", "defaultPool"});
+  if (v.contains("name")) r.read_string(v["name"], child_path(path, "name"), tenant.name, false);
+  else r.error(path, "missing required field \"name\"");
+  if (v.contains("namespaces")) r.read_string_list(v["namespaces"], child_path(path, "namespaces"), tenant.namespaces);
+  if (tenant.namespaces.empty()) r.error(path, "missing required field \"namespaces\" (at least one namespace)");
+  if (v.contains("labels")) r.read_string_map(v["labels"], child_path(path, "labels"), tenant.labels);
+  if (v.contains("maxGpusPerPod")) r.read_count(v["maxGpusPerPod"], child_path(path, "maxGpusPerPod"), tenant.max_gpus_per_pod);
+  if (v.contains("pools")) r.read_string_list(v["pools"], child_path(path, "pools"), tenant.pools);
+  if (v.contains("defaultPool") && !v["defaultPool"].is_null())
+    r.read_string(v["defaultPool"], child_path(path, "defaultPool"), tenant.default_pool);
+}
+
+void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
+  const std::string path = "spec";
+  if (!r.expect_object(spec, path)) return;
+  r.check_fields(spec, path, {"exemptions", "gpuResources", "defaults", "rules", "mutations", "pools", "tenants"});
+
+  if (spec.contains("exemptions") && !spec["exemptions"].is_null()) {
+    const json& e = spec["exemptions"];
+    std::string p = "spec.exemptions";
+    if (r.expect_object(e, p)) {
+      r.check_fields(e, p, {"namespaces", "usernames"});
+      if (e.contains("namespaces")) r.read_string_list(e["namespaces"], p + ".namespaces", config.exempt_namespaces);
+      if (e.contains("usernames")) r.read_string_list(e["usernames"], p + ".usernames", config.exempt_usernames);
+    }
+  }
+  if (spec.contains("gpuResources") && !spec["gpuResources"].is_null()) {
+    const json& g = spec["gpuResources"];
+    std::string p = "spec.gpuResources";
+    if (r.expect_object(g, p)) {
+      r.check_fields(g, p, {"full", "migPrefix", "shared"});
+      if (g.contains("full")) r.read_string_list(g["full"], p + ".full", config.gpu_full);
+      if (g.contains("migPrefix")) r.read_string(g["migPrefix"], p + ".migPrefix", config.mig_prefix, false);
+      if (g.contains("shared")) r.read_string_list(g["shared"], p + ".shared", config.gpu_shared);
+    }
+  }
+  if (spec.contains("defaults") && !spec["defaults"].is_null()) {
+    const json& d = spec["defaults"];
+    std::string p = "spec.defaults";
+    if (r.expect_object(d, p)) {
+      r.check_fields(d, p, {"maxGpusPerPod", "gpuTaints"});
+      if (d.contains("maxGpusPerPod")) r.read_count(d["maxGpusPerPod"], p + ".maxGpusPerPod", config.default_max_gpus_per_pod);
+      if (d.contains("gpuTaints")) r.read_taints(d["gpuTaints"], p + ".gpuTaints", config.gpu_taints);
+    }
+  }
+  if (spec.contains("rules") && !spec["rules"].is_null()) {
+    const json& rules = spec["rules"];
+    std::string p = "spec.rules";
+    if (r.expect_object(rules, p)) {
+      for (auto it = rules.begin(); it != rules.end(); ++it) {
+        std::string rp = child_path(p, it.key());
+        auto id = enum_from_name<RuleId>(kRuleNames, it.key());
+        if (!id) {
+          std::string known;
+          for (auto n : kRuleNames) known += (known.empty() ? "" : ", ") + std::string(n);
+          r.error(rp, "unknown rule \"" + it.key() + "\" (expected one of: " + known + ")");
+          continue;
+        }
+        r.read_enum(it.value(), rp, kActionNames, config.rule_actions[static_cast<size_t>(*id)]);
+      }
+    }
+  }
+  if (spec.contains("mutations") && !spec["mutations"].is_null()) {
+    const json& m = spec["mutations"];
+    std::string p = "spec.mutations";
+    if (r.expect_object(m, p)) {
+      for (auto it = m.begin(); it != m.end(); ++it) {
+        std::string mp = child_path(p, it.key());
+        auto id = enum_from_name<MutationId>(kMutationNames, it.key());
+        if (!id) {
+          r.error(mp, "unknown mutation \"" + it.key() + "\" (expected one of: mig-resources, tenant-labels, pool-selector)");
+          continue;
+        }
+        bool enabled = true;
+        if (r.read_bool(it.value(), mp, enabled)) config.mutations[static_cast<size_t>(*id)] = enabled;
+      }
+    }
+  }
+  if (spec.contains("pools") && !spec["pools"].is_null()) {
+    const json& pools = spec["pools"];
+    if (!pools.is_array()) {
+      r.error("spec.pools", std::string("must be a list of pools, got ") + type_name(pools));
+    } else {
+      for (size_t i = 0; i < pools.size(); ++i) {
+        PoolConfig pool;
+        read_pool(r, pools[i], index_path("spec.pools", i), pool);
+        config.pools.push_back(std::move(pool));
+      }
+    }
+  }
+  if (spec.contains("tenants") && !spec["tenants"].is_null()) {
+    const json& tenants = spec["tenants"];
+    if (!tenants.is_array()) {
+      r.error("spec.tenants", std::string("must be a list of tenants, got ") + type_name(tenants));
+    } else {
+      for (size_t i = 0; i < tenants.size(); ++i) {
+        TenantConfig tenant;
+        read_tenant(r, tenants[i], index_path("spec.tenants", i), tenant);
+        config.tenants.push_back(std::move(tenant));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PolicyLoadResult load_policy_config(const json& document, const SourceMap& marks) {
+  PolicyLoadResult result;
+  Reader r(marks, result.issues);
+  if (!document.is_object()) {
+    r.error("", std::string("the policy must be a mapping, got ") + type_name(document));
+    return result;
+  }
+  r.check_fields(document, "", {"apiVersion", "kind", "metadata", "spec"});
+  std::string api_version, kind;
+  if (!document.contains("apiVersion")) r.error("", "missing required field \"apiVersion\"");
+  else if (r.read_string(document["apiVersion"], "apiVersion", api_version) && api_version != kPolicyApiVersion)
+    r.error("apiVersion", "unsupported apiVersion \"" + api_version + "\" (expected " + std::string(kPolicyApiVersion) + ")");
+  if (!document.contains("kind")) r.error("", "missing required field \"kind\"");
+  else if (r.read_string(document["kind"], "kind", kind) && kind != kPolicyKind)
+    r.error("kind", "unsupported kind \"" + kind + "\" (expected " + std::string(kPolicyKind) + ")");
+  if (document.contains("metadata") && !document["metadata"].is_null()) {
+    const json& md = document["metadata"];
+    if (r.expect_object(md, "metadata")) {
+      // Kubernetes-style metadata: only the name is used; labels and annotations are allowed.
+      r.check_fields(md, "metadata", {"name", "labels", "annotations", "namespace"});
+      if (md.contains("name")) r.read_string(md["name"], "metadata.name", result.config.name);
+    }
+  }
+  if (!document.contains("spec") || document["spec"].is_null()) {
+    r.error("", "missing required field \"spec\"");
+    return result;
+  }
+  read_spec(r, document["spec"], result.config);
+  return result;
+}
+
+json policy_config_to_json(const PolicyConfig& c) {
+  auto taints = [](const std::vector<TaintConfig>& ts) {
+    json out = json::array();
+    for (const auto& t : ts) {
+      json o = {{"key", t.key}};
+      if (!t.value.empty()) o["value"] = t.value;
+      o["effect"] = t.effect;
+      out.push_back(o);
+    }
+    return out;
+  };
+  auto pairs = [](const StringPairs& ps) {
+    json out = json::object();
+    for (const auto& [k, v] : ps) out[k] = v;
+    return out;
+  };
+  json rules = json::object();
+  for (size_t i = 0; i < kRuleCount; ++i) rules[std::string(kRuleNames[i])] = std::string(kActionNames[static_cast<size_t>(c.rule_actions[i])]);
+  json mutations = json::object();
+  for (size_t i = 0; i < kMutationCount; ++i) mutations[std::string(kMutationNames[i])] = c.mutations[i];
+  json pools = json::array();
+  for (const auto& p : c.pools) {
+    json o = {{"name", p.name}, {"nodeSelector", pairs(p.node_selector)},
+              {"trust", std::string(kTrustNames[static_cast<size_t>(p.trust)])}};
+    if (!p.gpu_model.empty()) o["gpuModel"] = p.gpu_model;
+    json mig = {{"strategy", std::string(kMigStrategyNames[static_cast<size_t>(p.mig_strategy)])}};
+    if (!p.mig_default_profile.empty()) mig["defaultProfile"] = p.mig_default_profile;
+    o["mig"] = mig;
+    o["sharing"] = std::string(kSharingNames[static_cast<size_t>(p.sharing)]);
+    o["taints"] = taints(p.taints);
+    pools.push_back(o);
+  }
+  json tenants = json::array();
+  for (const auto& t : c.tenants) {
+    json o = {{"name", t.name}, {"namespaces", t.namespaces}, {"labels", pairs(t.labels)}};
+    if (t.max_gpus_per_pod) o["maxGpusPerPod"] = *t.max_gpus_per_pod;
+    o["pools"] = t.pools;
+    if (!t.default_pool.empty()) o["defaultPool"] = t.default_pool;
+    tenants.push_back(o);
+  }
+  json defaults = {{"gpuTaints", taints(c.gpu_taints)}};
+  if (c.default_max_gpus_per_pod) defaults["maxGpusPerPod"] = *c.default_max_gpus_per_pod;
+  return {
+      {"apiVersion", std::string(kPolicyApiVersion)},
+      {"kind", std::string(kPolicyKind)},
+      {"metadata", {{"name", c.name}}},
+      {"spec",
+       {{"exemptions", {{"namespaces", c.exempt_namespaces}, {"usernames", c.exempt_usernames}}},
+        {"gpuResources", {{"full", c.gpu_full}, {"migPrefix", c.mig_prefix}, {"shared", c.gpu_shared}}},
+        {"defaults", defaults},
+        {"rules", rules},
+        {"mutations", mutations},
+        {"pools", pools},
+        {"tenants", tenants}}},
+  };
+}
+
+}  // namespace gpu_admission::policy

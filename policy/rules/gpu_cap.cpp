@@ -1,0 +1,35 @@
+// gpu-cap: the pod's effective GPU request (exact, in compute slices) above its tenant's
+// maxGpusPerPod, else defaults.maxGpusPerPod; and GPU quantities that are not whole numbers.
+#include "policy/quantity.h"
+#include "policy/rules/rule.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+// "3", "1.5" or "4/7" style rendering of slices as GPUs.
+std::string gpus_text(int64_t slices, int per_gpu) {
+  if (slices % per_gpu == 0) return std::to_string(slices / per_gpu);
+  return std::to_string(slices) + "/" + std::to_string(per_gpu);
+}
+
+}  // namespace
+
+void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
+  for (const auto& p : ctx.quantity_problems) {
+    std::string_view text = p.quantity->form == ResourceQuantity::Form::String ? p.quantity->text : std::string_view();
+    std::string shown = text.empty() ? std::string("the value") : quoted(text);
+    out.report(resource_field(ctx, *p.container, p.in_limits, p.quantity->name),
+               container_label(*p.container) + " requests " + std::string(p.quantity->name) + " " + shown + ", which is " +
+                   describe(p.status) + " (GPU quantities must be whole numbers)");
+  }
+  auto cap = ctx.policy.max_gpus_for(ctx.tenant);
+  if (!cap) return;
+  const int per_gpu = ctx.gpu.slices_per_gpu;
+  if (ctx.gpu.slices <= *cap * per_gpu) return;
+  std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
+                                                                : "the default cap is";
+  out.report(ctx.field("spec"), "pod requests " + gpus_text(ctx.gpu.slices, per_gpu) + " GPUs; " + who + " " +
+                                    std::to_string(*cap) + " per pod");
+}
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,32 @@
+// gpu-tolerations: a GPU pod must tolerate every taint of defaults.gpuTaints plus its pool's
+// taints, with Kubernetes toleration matching.
+#include "policy/rules/rule.h"
+#include "policy/tolerations.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+std::string taint_text(const Taint& t) {
+  std::string out = t.key;
+  if (!t.value.empty()) out += "=" + t.value;
+  out += ":" + t.effect;
+  return out;
+}
+
+void require(const RuleContext& ctx, RuleOutput& out, const Taint& taint, std::string_view source) {
+  if (tolerates_taint(ctx.pod.tolerations, taint)) return;
+  out.report(ctx.field("spec.tolerations"),
+             "GPU pod does not tolerate " + std::string(source) + " taint " + taint_text(taint));
+}
+
+}  // namespace
+
+void check_gpu_tolerations(const RuleContext& ctx, RuleOutput& out) {
+  if (!ctx.gpu.gpu_pod()) return;
+  for (const auto& taint : ctx.policy.gpu_taints()) require(ctx, out, taint, "GPU node");
+  if (!ctx.pool) return;
+  const std::string source = "pool " + quoted(ctx.pool->name);
+  for (const auto& taint : ctx.pool->taints) require(ctx, out, taint, source);
+}
+
+}  // namespace gpu_admission::policy

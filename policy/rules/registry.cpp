@@ -1,0 +1,52 @@
+#include "policy/rules/rule.h"
+
+namespace gpu_admission::policy {
+
+const std::array<RuleDef, kRuleCount>& rule_table() {
+  static const std::array<RuleDef, kRuleCount> table = {{
+      {RuleId::Privileged, "privileged container", check_privileged},
+      {RuleId::HostNamespaces, "host namespaces", check_host_namespaces},
+      {RuleId::GpuDeviceAccess, "GPU access around the device plugin", check_gpu_device_access},
+      {RuleId::GpuCap, "GPU request over the cap", check_gpu_cap},
+      {RuleId::MpsAdversarial, "MPS in an adversarial pool", check_mps_adversarial},
+      {RuleId::GpuTolerations, "missing GPU tolerations", check_gpu_tolerations},
+      {RuleId::TenantPool, "pool not allowed for tenant", check_tenant_pool},
+      {RuleId::TenantLabel, "tenant label mismatch", check_tenant_label},
+      {RuleId::MigProfile, "invalid MIG resource", check_mig_profile},
+  }};
+  return table;
+}
+
+std::string RuleContext::field(std::string_view pod_relative) const {
+  std::string out(workload_field_prefix(pod.workload));
+  out += pod_relative;
+  return out;
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  out += s;
+  out += '"';
+  return out;
+}
+
+std::string container_label(const ContainerView& c) {
+  std::string out;
+  switch (c.kind) {
+    case ContainerKind::Init: out = c.restartable ? "sidecar container " : "init container "; break;
+    case ContainerKind::App: out = "container "; break;
+    case ContainerKind::Ephemeral: out = "ephemeral container "; break;
+  }
+  out += quoted(c.name);
+  return out;
+}
+
+std::string resource_field(const RuleContext& ctx, const ContainerView& c, bool limits, std::string_view resource) {
+  std::string out = container_field(ctx.pod, c);
+  out += limits ? ".resources.limits[\"" : ".resources.requests[\"";
+  out += resource;
+  out += "\"]";
+  return out;
+}
+
+}  // namespace gpu_admission::policy
