@@ -1,0 +1,26 @@
+// Loading a policy file: YAML -> JSON tree with source marks -> PolicyConfig -> CompiledPolicy.
+// Every problem is reported as "FILE:LINE:COL: error: PATH: MESSAGE".
+#pragma once
+
+#include <string>
+
+#include "policy/compiled_policy.h"
+#include "policy/source.h"
+
+namespace gpu_admission::webhook {
+
+struct PolicyLoad {
+  policy::PolicyPtr policy;   // nullptr when there were errors
+  policy::Issues issues;      // errors and lint warnings
+  std::string source;         // the file name, or "<built-in default policy>"
+
+  bool ok() const { return policy != nullptr; }
+  // Every issue formatted on its own line.
+  std::string report() const;
+};
+
+// `path` empty: the built-in default policy.
+PolicyLoad load_policy_file(const std::string& path);
+PolicyLoad load_policy_text(std::string_view text, const std::string& source_name);
+
+}  // namespace gpu_admission::webhook
