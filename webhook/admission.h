@@ -30,6 +30,9 @@ class AdmissionService {
   HttpReply handle(Endpoint endpoint, std::string_view body) const noexcept;
 
  private:
+  template <typename Finish>
+  HttpReply internal_error(std::string_view uid, const char* what, Finish& finish) const noexcept;
+
   const PolicyHolder& policies_;
   Metrics* metrics_;
   Logger* logger_;

@@ -13,6 +13,7 @@ struct PolicyLoad {
   policy::PolicyPtr policy;   // nullptr when there were errors
   policy::Issues issues;      // errors and lint warnings
   std::string source;         // the file name, or "<built-in default policy>"
+  bool unusable = false;      // the file could not be read or is not YAML/JSON at all
 
   bool ok() const { return policy != nullptr; }
   // Every issue formatted on its own line.

@@ -1,0 +1,34 @@
+// Objects to evaluate offline, read from YAML or JSON files: multi-document streams, `kind: List`
+// (and *List kinds), and AdmissionReview JSON (its request.object, with the request's namespace,
+// operation and user).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/json.h"
+#include "policy/source.h"
+
+namespace gpu_admission::webhook {
+
+struct ManifestObject {
+  Json object;
+  std::string source;          // "file.yaml:12" (file and first line of the document)
+  // From an AdmissionReview: the request's view of the object.
+  bool from_review = false;
+  std::string review_namespace;
+  std::string review_operation;
+  std::string review_username;
+  std::string review_uid;
+};
+
+struct ManifestRead {
+  std::vector<ManifestObject> objects;
+  std::optional<std::string> error;  // "file.yaml:3:7: invalid YAML: ..."
+};
+
+ManifestRead read_manifest_text(std::string_view text, const std::string& source_name);
+ManifestRead read_manifest_file(const std::string& path);  // "-" = standard input
+
+}  // namespace gpu_admission::webhook
