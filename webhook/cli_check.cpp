@@ -1,8 +1,9 @@
 // `gpu-admission check`: evaluate manifests offline with the policy engine, as the webhook
 // would, and print the decisions for a person (text), a program (json), kubectl (yaml: the
 // mutated objects) or a CI system (junit).
+#include <algorithm>
 #include <cstdio>
-#include <iostream>
+#include <filesystem>
 
 #include "policy/ids.h"
 #include "policy/rules/rule.h"
@@ -21,7 +22,8 @@ constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE]
 Evaluates Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets,
 ReplicationControllers, Jobs and CronJobs offline, exactly as the webhook would on CREATE:
 mutations first, then every rule on the mutated pod. Reads multi-document YAML, JSON,
-`kind: List` and AdmissionReview JSON; `-` reads standard input. Other kinds are skipped.
+`kind: List` and AdmissionReview JSON; `-` reads standard input; a directory is searched
+recursively for .yaml, .yml and .json files. Other kinds are skipped with a note.
 
 Flags:
   -p, --policy FILE      policy file (default: the built-in policy; see `policy show --default`)
@@ -164,6 +166,30 @@ void print_junit(const std::vector<OfflineResult>& results) {
   std::printf("%s", junit_xml({suite}).c_str());
 }
 
+// Files to read: each argument, with directories expanded (recursively) to their
+// .yaml, .yml and .json files in name order.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& arg : args) {
+    std::error_code ec;
+    if (arg == "-" || !fs::is_directory(arg, ec)) {
+      out.push_back(arg);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (fs::recursive_directory_iterator it(arg, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      std::string ext = it->path().extension().string();
+      if (ext == ".yaml" || ext == ".yml" || ext == ".json") found.push_back(it->path().string());
+    }
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_check(const Args& args) {
@@ -195,7 +221,7 @@ int run_check(const Args& args) {
 
   std::vector<OfflineResult> results;
   bool unusable = false;
-  for (const auto& path : parsed.positional) {
+  for (const auto& path : expand_inputs(parsed.positional)) {
     ManifestRead read = read_manifest_file(path);
     if (read.error) {
       std::fprintf(stderr, "gpu-admission check: %s\n", read.error->c_str());
