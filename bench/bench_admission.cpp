@@ -1,0 +1,86 @@
+// Time and heap allocations per AdmissionReview: decode + mutate + validate + encode, through
+// AdmissionService::handle exactly as the HTTPS server calls it (no network).
+// Run: build/bench/gpu-admission-bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "bench/bench_reviews.h"
+#include "webhook/admission.h"
+#include "webhook/default_policy.h"
+#include "webhook/policy_file.h"
+
+// A counting allocator: every operator new in the process bumps the counter.
+static std::atomic<uint64_t> g_allocations{0};
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+namespace {
+
+using namespace gpu_admission;
+
+enum class PolicyKind { Default, Large };
+enum class Review { TrainingPod, LargePod, Deployment };
+
+webhook::PolicyHolder& holder(PolicyKind kind) {
+  static webhook::PolicyHolder default_holder(webhook::load_policy_file("").policy);
+  static webhook::PolicyHolder large_holder(webhook::load_policy_text(bench::large_policy_yaml(), "large").policy);
+  return kind == PolicyKind::Default ? default_holder : large_holder;
+}
+
+const std::string& body(Review r) {
+  static const std::string pod = bench::training_pod_review();
+  static const std::string large = bench::large_pod_review();
+  static const std::string deploy = bench::deployment_review();
+  return r == Review::TrainingPod ? pod : r == Review::LargePod ? large : deploy;
+}
+
+void run(benchmark::State& state, webhook::Endpoint endpoint, Review review, PolicyKind policy) {
+  webhook::AdmissionService service(holder(policy), nullptr, nullptr);
+  const std::string& input = body(review);
+  if (!holder(policy).get()) {
+    state.SkipWithError("policy failed to load");
+    return;
+  }
+  // Warm up the per-thread scratch so steady-state allocations are measured.
+  for (int i = 0; i < 3; ++i) benchmark::DoNotOptimize(service.handle(endpoint, input));
+  uint64_t before = g_allocations.load();
+  for (auto _ : state) {
+    webhook::HttpReply reply = service.handle(endpoint, input);
+    benchmark::DoNotOptimize(reply.body.data());
+  }
+  uint64_t allocations = g_allocations.load() - before;
+  state.counters["allocs_per_review"] = benchmark::Counter(static_cast<double>(allocations) / state.iterations());
+  state.counters["review_bytes"] = static_cast<double>(input.size());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * input.size()));
+}
+
+void BM_Validate_TrainingPod_DefaultPolicy(benchmark::State& s) { run(s, webhook::Endpoint::Validate, Review::TrainingPod, PolicyKind::Default); }
+void BM_Mutate_TrainingPod_DefaultPolicy(benchmark::State& s) { run(s, webhook::Endpoint::Mutate, Review::TrainingPod, PolicyKind::Default); }
+void BM_Validate_LargePod_DefaultPolicy(benchmark::State& s) { run(s, webhook::Endpoint::Validate, Review::LargePod, PolicyKind::Default); }
+void BM_Validate_Deployment_DefaultPolicy(benchmark::State& s) { run(s, webhook::Endpoint::Validate, Review::Deployment, PolicyKind::Default); }
+void BM_Validate_TrainingPod_LargePolicy(benchmark::State& s) { run(s, webhook::Endpoint::Validate, Review::TrainingPod, PolicyKind::Large); }
+void BM_Mutate_TrainingPod_LargePolicy(benchmark::State& s) { run(s, webhook::Endpoint::Mutate, Review::TrainingPod, PolicyKind::Large); }
+void BM_Validate_LargePod_LargePolicy(benchmark::State& s) { run(s, webhook::Endpoint::Validate, Review::LargePod, PolicyKind::Large); }
+
+}  // namespace
+
+BENCHMARK(BM_Validate_TrainingPod_DefaultPolicy);
+BENCHMARK(BM_Mutate_TrainingPod_DefaultPolicy);
+BENCHMARK(BM_Validate_LargePod_DefaultPolicy);
+BENCHMARK(BM_Validate_Deployment_DefaultPolicy);
+BENCHMARK(BM_Validate_TrainingPod_LargePolicy);
+BENCHMARK(BM_Mutate_TrainingPod_LargePolicy);
+BENCHMARK(BM_Validate_LargePod_LargePolicy);
+
+BENCHMARK_MAIN();
