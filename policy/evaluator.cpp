@@ -17,24 +17,41 @@ bool term_satisfies(const NodeSelectorTerm& term, std::string_view key, std::str
   return false;
 }
 
-bool pod_names_pool(const PodView& pod, const Pool& pool) {
-  auto in_selector = [&](const std::string& key, const std::string& value) {
-    bool found = false;
-    return pod.node_selector_value(key, &found) == value && found;
-  };
-  bool by_selector = std::all_of(pool.node_selector.begin(), pool.node_selector.end(),
-                                 [&](const auto& kv) { return in_selector(kv.first, kv.second); });
-  if (by_selector) return true;
-  // nodeSelector and each affinity term are ANDed; the terms are ORed.
-  for (const auto& term : pod.required_node_affinity) {
-    bool all = std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& kv) {
-      return in_selector(kv.first, kv.second) || term_satisfies(term, kv.first, kv.second);
-    });
-    if (all) return true;
-  }
-  return false;
+bool in_selector(const PodView& pod, const std::string& key, const std::string& value) {
+  bool found = false;
+  return pod.node_selector_value(key, &found) == value && found;
 }
 
+bool selector_names(const PodView& pod, const Pool& pool) {
+  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(),
+                     [&](const auto& kv) { return in_selector(pod, kv.first, kv.second); });
+}
+
+// nodeSelector and an affinity term are ANDed: the term names the pool when every pool label is
+// required by one or the other.
+bool term_names(const PodView& pod, const NodeSelectorTerm& term, const Pool& pool) {
+  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& kv) {
+    return in_selector(pod, kv.first, kv.second) || term_satisfies(term, kv.first, kv.second);
+  });
+}
+
+bool pod_names_pool(const PodView& pod, const Pool& pool) {
+  if (selector_names(pod, pool)) return true;
+  return std::any_of(pod.required_node_affinity.begin(), pod.required_node_affinity.end(),
+                     [&](const NodeSelectorTerm& term) { return term_names(pod, term, pool); });
+}
+
+}  // namespace
+
+bool pod_confined_to_pool(const PodView& pod, const Pool& pool) {
+  if (selector_names(pod, pool)) return true;
+  // Terms are ORed: the pod is confined only when every term keeps it in the pool.
+  const auto& terms = pod.required_node_affinity;
+  return !terms.empty() &&
+         std::all_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& t) { return term_names(pod, t, pool); });
+}
+
+namespace {
 }  // namespace
 
 std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView& pod) {
@@ -62,15 +79,19 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   const Tenant* tenant = policy.tenant_for_namespace(ns);
   std::vector<const Pool*> named = named_pools(policy, pod);
   const bool gpu_pod = compute_gpu_request(policy, pod, nullptr, nullptr).gpu_pod();
+  // A pod that names a pool but could also land elsewhere (an affinity term that does not keep
+  // it in the pool) is treated like one that names none: it gets its tenant's default pool,
+  // and pool-selector pins it there.
+  const bool confined = !named.empty() && pod_confined_to_pool(pod, *named.front());
   const Pool* pool = nullptr;
-  if (!named.empty()) pool = named.front();
+  if (confined) pool = named.front();
   else if (gpu_pod && tenant && tenant->default_pool >= 0) pool = &policy.pools()[tenant->default_pool];
   out.tenant = tenant;
   out.pool = pool;
 
   if (options.mutate) {
     PodPatcher patcher(pod, out.patch);
-    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, !named.empty(), patcher};
+    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, confined, patcher};
     using Fn = bool (*)(MutationContext&);
     constexpr std::array<Fn, kMutationCount> kMutations = {mutate_mig_resources, mutate_tenant_labels,
                                                            mutate_pool_selector};

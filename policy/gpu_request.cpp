@@ -34,10 +34,11 @@ Quantity quantity_of(const ResourceQuantity& q) {
   switch (q.form) {
     case ResourceQuantity::Form::String: return parse_quantity(q.text);
     case ResourceQuantity::Form::Integer:
-      if (q.integer < 0) return {Quantity::Status::NotInteger, 0};
+      if (q.integer < 0) return {Quantity::Status::Negative, 0};
       return {Quantity::Status::Integer, q.integer};
     case ResourceQuantity::Form::Float:
-      if (!std::isfinite(q.number) || q.number < 0) return {Quantity::Status::Invalid, 0};
+      if (!std::isfinite(q.number)) return {Quantity::Status::Invalid, 0};
+      if (q.number < 0) return {Quantity::Status::Negative, 0};
       if (q.number >= 9.0e18) return {Quantity::Status::TooLarge, 0};
       if (std::floor(q.number) != q.number) return {Quantity::Status::NotInteger, 0};
       return {Quantity::Status::Integer, static_cast<int64_t>(q.number)};

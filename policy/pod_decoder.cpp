@@ -151,7 +151,7 @@ class Decoder {
   }
 
   bool container(element e, ContainerKind kind, uint32_t index, const Loc& at) {
-    ContainerView& c = pod_.containers.emplace_back();
+    ContainerView& c = pod_.add_container();
     c.kind = kind;
     c.index = index;
     object obj;

@@ -45,7 +45,24 @@ void PodView::clear() {
   tolerations.clear();
   host_pid = host_ipc = host_network = false;
   host_paths.clear();
+  for (auto& c : containers) {
+    c.env_names.clear();
+    c.requests.clear();
+    c.limits.clear();
+    recycled_containers_.push_back(std::move(c));
+  }
   containers.clear();
+}
+
+ContainerView& PodView::add_container() {
+  if (recycled_containers_.empty()) return containers.emplace_back();
+  ContainerView& c = containers.emplace_back(std::move(recycled_containers_.back()));
+  recycled_containers_.pop_back();
+  c.kind = ContainerKind::App;
+  c.index = 0;
+  c.name = {};
+  c.restartable = c.privileged = c.has_resources = c.has_requests = c.has_limits = false;
+  return c;
 }
 
 namespace {

@@ -102,11 +102,17 @@ struct PodView {
   std::vector<HostPathVolume> host_paths;
   std::vector<ContainerView> containers;  // init, then app, then ephemeral, each in list order
 
+  // Empties the view but keeps the capacity of every vector, containers' included.
   void clear();
+  // Appends a container, reusing the storage of one removed by clear().
+  ContainerView& add_container();
 
   std::string_view label(std::string_view key, bool* found = nullptr) const;
   std::string_view annotation(std::string_view key, bool* found = nullptr) const;
   std::string_view node_selector_value(std::string_view key, bool* found = nullptr) const;
+
+ private:
+  std::vector<ContainerView> recycled_containers_;
 };
 
 // Field path of a container: "spec.initContainers[0]" (with the workload prefix).

@@ -91,7 +91,7 @@ Quantity parse_quantity(std::string_view text) {
   bool zero = int_digits.empty();
   for (char c : frac_digits) zero = zero && c == '0';
   if (zero) { q.status = Quantity::Status::Integer; q.value = 0; return q; }
-  if (negative) { q.status = Quantity::Status::NotInteger; return q; }  // negative counts are never valid
+  if (negative) { q.status = Quantity::Status::Negative; return q; }  // negative counts are never valid
 
   // value = digits * 10^(-frac_len) * base^exponent
   if (suffix.base == 2) {
@@ -158,6 +158,7 @@ const char* describe(Quantity::Status status) {
   switch (status) {
     case Quantity::Status::Integer: return "a whole number";
     case Quantity::Status::NotInteger: return "not a whole number";
+    case Quantity::Status::Negative: return "negative";
     case Quantity::Status::Invalid: return "not a valid quantity";
     case Quantity::Status::TooLarge: return "too large";
   }

@@ -9,7 +9,7 @@
 namespace gpu_admission::policy {
 
 struct Quantity {
-  enum class Status : uint8_t { Integer, NotInteger, Invalid, TooLarge };
+  enum class Status : uint8_t { Integer, NotInteger, Negative, Invalid, TooLarge };
   Status status = Status::Invalid;
   int64_t value = 0;  // meaningful only when status == Integer
 

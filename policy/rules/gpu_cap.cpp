@@ -1,5 +1,6 @@
 // gpu-cap: the pod's effective GPU request (exact, in compute slices) above its tenant's
 // maxGpusPerPod, else defaults.maxGpusPerPod; and GPU quantities that are not whole numbers.
+#include "policy/mutations/mutation.h"
 #include "policy/quantity.h"
 #include "policy/rules/rule.h"
 
@@ -16,8 +17,7 @@ std::string gpus_text(int64_t slices, int per_gpu) {
 
 void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& p : ctx.quantity_problems) {
-    std::string_view text = p.quantity->form == ResourceQuantity::Form::String ? p.quantity->text : std::string_view();
-    std::string shown = text.empty() ? std::string("the value") : quoted(text);
+    std::string shown = quantity_json(*p.quantity);
     out.report(resource_field(ctx, *p.container, p.in_limits, p.quantity->name),
                container_label(*p.container) + " requests " + std::string(p.quantity->name) + " " + shown + ", which is " +
                    describe(p.status) + " (GPU quantities must be whole numbers)");

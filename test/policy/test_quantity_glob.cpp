@@ -40,7 +40,7 @@ TEST_CASE("fractional and invalid quantities are flagged", "[quantity]") {
   CHECK(status("1.5") == Quantity::Status::NotInteger);
   CHECK(status("1500m") == Quantity::Status::NotInteger);
   CHECK(status("1e-1") == Quantity::Status::NotInteger);
-  CHECK(status("-1") == Quantity::Status::NotInteger);
+  CHECK(status("-1") == Quantity::Status::Negative);
   CHECK(status("") == Quantity::Status::Invalid);
   CHECK(status("abc") == Quantity::Status::Invalid);
   CHECK(status("1x") == Quantity::Status::Invalid);
