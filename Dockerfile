@@ -1,0 +1,47 @@
+# syntax=docker/dockerfile:1
+# gpu-admission container image: built on Debian 12 (bookworm), run on debian:12-slim with only
+# the shared libraries the binary links against, as a non-root user.
+#
+#   docker build -t gpu-admission:0.1.0 .
+#   docker run --rm gpu-admission:0.1.0 version
+#
+# The chart (charts/gpu-admission) runs it with a read-only root filesystem as UID/GID 65532.
+
+ARG DEBIAN_IMAGE=debian:12
+ARG RUNTIME_IMAGE=debian:12-slim
+
+FROM ${DEBIAN_IMAGE} AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      cmake make g++ pkg-config \
+      libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libsimdjson-dev prometheus-cpp-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF \
+ && cmake --build /build --parallel "$(nproc)" \
+ && strip --strip-unneeded /build/gpu-admission \
+ && /build/gpu-admission version
+
+FROM ${RUNTIME_IMAGE}
+# Runtime libraries only (no compilers, no -dev packages). The binary makes no outbound TLS
+# connections, so there is no CA certificate store.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      libcpp-httplib0.11 libssl3 libyaml-cpp0.7 libsimdjson14 libprometheus-cpp-core1.0 \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/* /var/log/apt /var/log/dpkg.log
+COPY --from=build /build/gpu-admission /usr/local/bin/gpu-admission
+# Fail the build if a shared library is missing from the runtime image.
+RUN ! ldd /usr/local/bin/gpu-admission | grep -q 'not found' \
+ && /usr/local/bin/gpu-admission version
+
+LABEL org.opencontainers.image.title="gpu-admission" \
+      org.opencontainers.image.description="Validating and mutating admission webhook for multi-tenant GPU clusters" \
+      org.opencontainers.image.version="0.1.0"
+
+# 65532 is the conventional "nonroot" UID/GID; no passwd entry is needed.
+USER 65532:65532
+# 8443: HTTPS (/validate, /mutate, /healthz, /readyz); 9090: HTTP /metrics.
+EXPOSE 8443 9090
+ENTRYPOINT ["gpu-admission"]
+CMD ["serve"]

@@ -1,0 +1,195 @@
+{{/*
+The chart name, truncated to 63 characters (the DNS label limit).
+*/}}
+{{- define "gpu-admission.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The full name of the release's objects, truncated to 63 characters. It is also the Service name,
+so it appears in the serving certificate's DNS names.
+*/}}
+{{- define "gpu-admission.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Chart name and version, for the helm.sh/chart label.
+*/}}
+{{- define "gpu-admission.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Selector labels: immutable on the Deployment, so never add to them.
+*/}}
+{{- define "gpu-admission.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpu-admission.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Standard labels on every object.
+*/}}
+{{- define "gpu-admission.labels" -}}
+helm.sh/chart: {{ include "gpu-admission.chart" . }}
+{{ include "gpu-admission.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: gpu-admission
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Seconds the server may spend draining after SIGTERM (its --grace-period).
+*/}}
+{{- define "gpu-admission.drainSeconds" -}}
+{{- $drain := sub (int .Values.terminationGracePeriodSeconds) (add (int .Values.preStopSleepSeconds) 5) }}
+{{- if lt (int $drain) 1 }}
+{{- fail (printf "terminationGracePeriodSeconds (%v) must exceed preStopSleepSeconds (%v) by more than 5 seconds" .Values.terminationGracePeriodSeconds .Values.preStopSleepSeconds) }}
+{{- end }}
+{{- $drain }}
+{{- end }}
+
+{{/*
+The ServiceAccount name.
+*/}}
+{{- define "gpu-admission.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "gpu-admission.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The container image reference: repository@digest, else repository:tag (tag defaults to appVersion).
+*/}}
+{{- define "gpu-admission.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion (toString .Values.image.tag)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secret holding tls.crt and tls.key (and ca.crt in the generate and cert-manager modes).
+*/}}
+{{- define "gpu-admission.tlsSecretName" -}}
+{{- if and (eq .Values.certificates.mode "external") .Values.certificates.external.secretName }}
+{{- .Values.certificates.external.secretName }}
+{{- else }}
+{{- printf "%s-tls" (include "gpu-admission.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The ConfigMap holding policy.yaml.
+*/}}
+{{- define "gpu-admission.policyConfigMapName" -}}
+{{- printf "%s-policy" (include "gpu-admission.fullname" .) }}
+{{- end }}
+
+{{/*
+The four DNS names the API server may use for the Service, as a YAML list: NAME, NAME.NS,
+NAME.NS.svc and NAME.NS.svc.<clusterDomain>. The API server itself uses NAME.NS.svc.
+*/}}
+{{- define "gpu-admission.dnsNames" -}}
+{{- $svc := include "gpu-admission.fullname" . }}
+{{- $ns := .Release.Namespace }}
+- {{ $svc }}
+- {{ printf "%s.%s" $svc $ns }}
+- {{ printf "%s.%s.svc" $svc $ns }}
+- {{ printf "%s.%s.svc.%s" $svc $ns .Values.clusterDomain }}
+{{- end }}
+
+{{/*
+The webhook configurations' namespaceSelector: never call the webhook for the release namespace
+(so the webhook can always be repaired or scaled, whatever its state) or kube-system, plus
+webhooks.excludedNamespaces. kubernetes.io/metadata.name is set on every namespace since 1.21.
+*/}}
+{{- define "gpu-admission.namespaceSelector" -}}
+{{- $excluded := concat (list .Release.Namespace "kube-system") .Values.webhooks.excludedNamespaces | uniq }}
+matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values:
+      {{- range $excluded }}
+      - {{ . | quote }}
+      {{- end }}
+{{- end }}
+
+{{/*
+A webhook's failurePolicy: its own override, else webhooks.failurePolicy; Fail or Ignore.
+Call with (list $ "validating") or (list $ "mutating").
+*/}}
+{{- define "gpu-admission.failurePolicy" -}}
+{{- $root := index . 0 }}
+{{- $which := index . 1 }}
+{{- $policy := default $root.Values.webhooks.failurePolicy (index $root.Values.webhooks $which).failurePolicy }}
+{{- if not (has $policy (list "Fail" "Ignore")) }}
+{{- fail (printf "webhooks.%s.failurePolicy / webhooks.failurePolicy must be Fail or Ignore, got %q" $which (toString $policy)) }}
+{{- end }}
+{{- $policy }}
+{{- end }}
+
+{{/*
+Checks on values that the template engine enforces even where values.schema.json is skipped.
+Renders nothing; included by the Deployment and the webhook configurations.
+*/}}
+{{- define "gpu-admission.validateValues" -}}
+{{- $mode := .Values.certificates.mode }}
+{{- if not (has $mode (list "generate" "cert-manager" "external")) }}
+{{- fail (printf "certificates.mode must be generate, cert-manager or external, got %q" (toString $mode)) }}
+{{- end }}
+{{- $timeout := int .Values.webhooks.timeoutSeconds }}
+{{- if or (lt $timeout 1) (gt $timeout 5) }}
+{{- fail (printf "webhooks.timeoutSeconds must be between 1 and 5 (SPEC 8), got %v: a slower webhook eats the API server's request budget" .Values.webhooks.timeoutSeconds) }}
+{{- end }}
+{{- if lt (int .Values.replicaCount) 2 }}
+{{- fail (printf "replicaCount must be at least 2, got %v: with one replica every reschedule leaves the cluster without a webhook" .Values.replicaCount) }}
+{{- end }}
+{{- if and .Values.podDisruptionBudget.enabled (not (kindIs "string" .Values.podDisruptionBudget.minAvailable)) }}
+{{- if ge (int .Values.podDisruptionBudget.minAvailable) (int .Values.replicaCount) }}
+{{- fail (printf "podDisruptionBudget.minAvailable (%v) must be below replicaCount (%v), or node drains block forever" .Values.podDisruptionBudget.minAvailable .Values.replicaCount) }}
+{{- end }}
+{{- end }}
+{{- if and (eq $mode "external") (not .Values.certificates.external.caBundle) }}
+{{- fail "certificates.external.caBundle is required in external mode: the base64 PEM CA that signed the serving certificate (printed by `gpu-admission certs`)" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The serving Certificate in cert-manager mode (named like the Secret it writes).
+*/}}
+{{- define "gpu-admission.servingCertificateName" -}}
+{{- printf "%s-tls" (include "gpu-admission.fullname" .) }}
+{{- end }}
+
+{{/*
+The webhook configurations' annotations block (empty when there is none). In cert-manager mode,
+cert-manager's cainjector fills caBundle from the serving Certificate's ca.crt.
+*/}}
+{{- define "gpu-admission.webhookAnnotations" -}}
+{{- if or (eq .Values.certificates.mode "cert-manager") .Values.webhooks.annotations }}
+annotations:
+  {{- if eq .Values.certificates.mode "cert-manager" }}
+  cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "gpu-admission.servingCertificateName" .) }}
+  {{- end }}
+  {{- with .Values.webhooks.annotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+{{- end }}
