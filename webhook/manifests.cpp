@@ -18,7 +18,7 @@ const Json* string_member(const Json& obj, const char* key) {
 
 void collect(Json object, const std::string& where, ManifestRead& out, int depth) {
   if (!object.is_object()) {
-    out.objects.push_back({std::move(object), where});  // reported later as not an object
+    out.objects.emplace_back(std::move(object), where);  // reported later as not an object
     return;
   }
   const Json* kind = string_member(object, "kind");
@@ -43,7 +43,7 @@ void collect(Json object, const std::string& where, ManifestRead& out, int depth
     out.objects.push_back(std::move(m));
     return;
   }
-  out.objects.push_back({std::move(object), where});
+  out.objects.emplace_back(std::move(object), where);
 }
 
 }  // namespace

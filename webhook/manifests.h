@@ -13,6 +13,9 @@
 namespace gpu_admission::webhook {
 
 struct ManifestObject {
+  ManifestObject() = default;
+  ManifestObject(Json object_in, std::string source_in) : object(std::move(object_in)), source(std::move(source_in)) {}
+
   Json object;
   std::string source;          // "file.yaml:12" (file and first line of the document)
   // From an AdmissionReview: the request's view of the object.

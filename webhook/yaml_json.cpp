@@ -206,7 +206,48 @@ YamlParse parse_json(std::string_view text, const YamlLimits& limits) {
 
 static YamlParse parse_yaml_or_json_as_yaml(std::string_view text, const YamlLimits& limits);
 
+// Offset of the first byte that is not part of valid UTF-8, or npos. yaml-cpp can loop forever
+// on invalid sequences, so text is checked before it gets there.
+static size_t invalid_utf8_offset(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  size_t i = 0, n = text.size();
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    else return i;
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+      return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 YamlParse parse_yaml_or_json(std::string_view text, const YamlLimits& limits) {
+  if (size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
+    YamlParse out;
+    out.error = YamlError{"invalid UTF-8 (byte 0x" + [&] {
+                            static constexpr char kHex[] = "0123456789abcdef";
+                            unsigned char b = static_cast<unsigned char>(text[bad]);
+                            return std::string{kHex[b >> 4], kHex[b & 15]};
+                          }() + ")",
+                          mark_at_offset(text, bad)};
+    return out;
+  }
   size_t start = first_significant(text);
   if (start < text.size() && (text[start] == '{' || text[start] == '[')) {
     YamlParse json = parse_json(text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text, limits);
