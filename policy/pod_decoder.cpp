@@ -1,5 +1,8 @@
 #include "policy/pod_decoder.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace gpu_admission::policy {
 namespace {
 
@@ -357,6 +360,46 @@ bool descend(element root, std::initializer_list<std::string_view> path, element
   return true;
 }
 
+// Duplicate keys make JSON ambiguous: simdjson finds the first, the API server's Go decoder and
+// most tools keep the last. A security check must not read a different object than the one that
+// gets stored, so an object with a duplicate key anywhere is refused.
+bool find_duplicate_key(element e, const Loc& at, std::vector<std::string_view>& keys, std::string& field,
+                        std::string& key_out) {
+  if (e.type() == element_type::ARRAY) {
+    size_t i = 0;
+    array items = e.get_array().value_unsafe();
+    for (element item : items) {
+      Loc item_at = at.item(i++);
+      if (find_duplicate_key(item, item_at, keys, field, key_out)) return true;
+    }
+    return false;
+  }
+  if (e.type() != element_type::OBJECT) return false;
+  object obj = e.get_object().value_unsafe();
+  const size_t base = keys.size();
+  for (auto [key, value] : obj) {
+    for (size_t k = base; k < keys.size(); ++k) {
+      if (keys[k] == key) {
+        at.render(field);
+        key_out = key;
+        keys.resize(base);
+        return true;
+      }
+    }
+    keys.push_back(key);
+  }
+  keys.resize(base);
+  for (auto [key, value] : obj) {
+    if (value.type() != element_type::OBJECT && value.type() != element_type::ARRAY) continue;
+    bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    Loc child = plain ? at.child(key) : at.map_key(key);
+    if (find_duplicate_key(value, child, keys, field, key_out)) return true;
+  }
+  return false;
+}
+
 std::optional<DecodeError> identity(object obj, PodView& pod) {
   element e;
   if (Decoder::get(obj, "apiVersion", e) && e.type() == element_type::STRING) pod.api_version = e.get_string().value_unsafe();
@@ -399,6 +442,13 @@ std::optional<DecodeError> decode_pod_as(element object_el, WorkloadKind kind, P
   pod.clear();
   pod.workload = kind;
   if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
+  {
+    thread_local std::vector<std::string_view> keys;
+    keys.clear();
+    std::string field, key;
+    if (find_duplicate_key(object_el, Loc{}, keys, field, key))
+      return DecodeError{field, "duplicate key \"" + key + "\" (ambiguous JSON is refused)"};
+  }
   if (auto err = identity(object_el.get_object().value_unsafe(), pod)) return err;
 
   element pod_el = object_el;

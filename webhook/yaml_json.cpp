@@ -1,10 +1,13 @@
 #include "webhook/yaml_json.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <regex>
+#include <sstream>
 
 namespace gpu_admission::webhook {
 namespace {
@@ -68,76 +71,193 @@ Json resolve_plain(const std::string& s) {
   return s;
 }
 
-class Converter {
+// Builds JSON trees from yaml-cpp parser events. Driving YAML::Parser directly (instead of
+// YAML::LoadAll) lets us stop when the parser makes no progress: yaml-cpp 0.7 otherwise produces
+// empty documents forever on some malformed input (a stray ',' or bracket at the root).
+class JsonBuilder : public YAML::EventHandler {
  public:
-  Converter(const YamlLimits& limits, policy::SourceMap& marks) : limits_(limits), marks_(marks) {}
-  std::optional<YamlError> error;
+  JsonBuilder(const YamlLimits& limits, YamlParse& out) : limits_(limits), out_(out) {}
 
-  Json convert(const YAML::Node& node, const std::string& path, int depth) {
-    if (error) return nullptr;
-    if (depth > limits_.max_depth) {
-      fail(node, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
-      return nullptr;
+  std::optional<YamlError> error;
+  bool stalled() const { return stalled_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (has_last_start_ && mark.pos == last_start_.pos) {
+      stalled_ = true;
+      fail(mark, "the parser cannot make progress here (stray ',' or closing bracket?)");
     }
-    if (++nodes_ > limits_.max_nodes) {
-      fail(node, "more than " + std::to_string(limits_.max_nodes) + " nodes (aliases included)");
-      return nullptr;
+    last_start_ = mark;
+    has_last_start_ = true;
+    doc_ = YamlDocument();
+    doc_.line = mark_of(mark).line;
+    have_root_ = false;
+    stack_.clear();
+  }
+
+  void OnDocumentEnd() override {
+    if (error || !have_root_ || doc_.value.is_null()) return;  // empty documents are left out
+    out_.documents.push_back(std::move(doc_));
+  }
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { value(mark, anchor, nullptr); }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) {
+      fail(mark, "unknown alias");
+      return;
     }
-    if (limits_.record_marks) marks_.set(path, mark_of(node.Mark()));
-    switch (node.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null: return nullptr;
-      case YAML::NodeType::Scalar: return scalar(node);
-      case YAML::NodeType::Sequence: {
-        Json out = Json::array();
-        size_t i = 0;
-        for (const auto& item : node) {
-          out.push_back(convert(item, policy::index_path(path, i++), depth + 1));
-          if (error) return nullptr;
-        }
-        return out;
-      }
-      case YAML::NodeType::Map: {
-        Json out = Json::object();
-        for (const auto& kv : node) {
-          if (!kv.first.IsScalar()) {
-            fail(kv.first, "mapping keys must be strings");
-            return nullptr;
-          }
-          const std::string& key = kv.first.Scalar();
-          std::string child = policy::child_path(path, key);
-          if (out.contains(key)) {
-            fail(kv.first, "duplicate key \"" + key + "\"" + (path.empty() ? "" : " in " + path));
-            return nullptr;
-          }
-          out[key] = convert(kv.second, child, depth + 1);
-          if (error) return nullptr;
-        }
-        return out;
-      }
+    nodes_ += it->second.nodes;  // an alias expands to a copy: count every node of it
+    if (nodes_ > limits_.max_nodes) {
+      fail(mark, "more than " + std::to_string(limits_.max_nodes) + " nodes (aliases included)");
+      return;
     }
-    return nullptr;
+    value(mark, 0, it->second.value);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor, const std::string& text) override {
+    value(mark, anchor, scalar(tag, text));
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open(mark, anchor, Json::array());
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open(mark, anchor, Json::object());
+  }
+  void OnMapEnd() override { close(); }
+
+  void fail(const YAML::Mark& mark, std::string message) {
+    if (!error) error = YamlError{std::move(message), mark_of(mark)};
   }
 
  private:
-  void fail(const YAML::Node& node, std::string message) {
-    if (!error) error = YamlError{std::move(message), mark_of(node.Mark())};
-  }
+  struct Frame {
+    Json value;
+    std::string path;
+    YAML::anchor_t anchor = 0;
+    size_t first_node = 0;       // node count when the frame opened (for anchors)
+    bool expecting_key = true;   // maps: the next event is a key
+    std::string key;
+    YAML::Mark key_mark;
+  };
+  struct Anchored {
+    Json value;
+    size_t nodes = 1;
+  };
 
-  Json scalar(const YAML::Node& node) {
-    const std::string& tag = node.Tag();
-    const std::string& text = node.Scalar();
+  static Json scalar(const std::string& tag, const std::string& text) {
     if (tag == "!" || tag == "tag:yaml.org,2002:str" || tag == "!!str") return text;  // quoted or explicit string
-    if (tag == "?" || tag.empty()) return resolve_plain(text);
-    if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
-        tag == "tag:yaml.org,2002:null")
+    if (tag == "?" || tag.empty() || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+        tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null")
       return resolve_plain(text);
     return text;  // unknown tags: keep the text
   }
 
+  // Where the next value goes, and its path. Returns false when it was a map key (consumed).
+  bool place(const YAML::Mark& mark, const Json& v, std::string& path) {
+    if (stack_.empty()) {
+      path.clear();
+      return true;
+    }
+    Frame& top = stack_.back();
+    if (top.value.is_array()) {
+      path = policy::index_path(top.path, top.value.size());
+      return true;
+    }
+    if (top.expecting_key) {
+      if (!v.is_string() && !v.is_number() && !v.is_boolean() && !v.is_null()) {
+        fail(mark, "mapping keys must be strings");
+        return false;
+      }
+      top.key = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+      if (top.value.contains(top.key)) {
+        fail(mark, "duplicate key \"" + top.key + "\"" + (top.path.empty() ? "" : " in " + top.path));
+        return false;
+      }
+      top.key_mark = mark;
+      top.expecting_key = false;
+      return false;
+    }
+    path = policy::child_path(top.path, top.key);
+    return true;
+  }
+
+  void attach(Json v) {
+    if (stack_.empty()) {
+      doc_.value = std::move(v);
+      have_root_ = true;
+      return;
+    }
+    Frame& top = stack_.back();
+    if (top.value.is_array()) {
+      top.value.push_back(std::move(v));
+    } else {
+      top.value[top.key] = std::move(v);
+      top.expecting_key = true;
+    }
+  }
+
+  bool count(const YAML::Mark& mark) {
+    if (++nodes_ > limits_.max_nodes) {
+      fail(mark, "more than " + std::to_string(limits_.max_nodes) + " nodes (aliases included)");
+      return false;
+    }
+    return true;
+  }
+
+  void value(const YAML::Mark& mark, YAML::anchor_t anchor, Json v) {
+    if (error || !count(mark)) return;
+    if (!stack_.empty() && stack_.back().value.is_object() && stack_.back().expecting_key) {
+      std::string ignored;
+      place(mark, v, ignored);
+      return;
+    }
+    std::string path;
+    place(mark, v, path);
+    if (limits_.record_marks) doc_.marks.set(path, mark_of(mark));
+    if (anchor) anchors_[anchor] = Anchored{v, 1};
+    attach(std::move(v));
+  }
+
+  void open(const YAML::Mark& mark, YAML::anchor_t anchor, Json container) {
+    if (error || !count(mark)) return;
+    if (stack_.size() >= static_cast<size_t>(limits_.max_depth)) {
+      fail(mark, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
+      return;
+    }
+    if (!stack_.empty() && stack_.back().value.is_object() && stack_.back().expecting_key) {
+      fail(mark, "mapping keys must be strings");
+      return;
+    }
+    Frame frame;
+    place(mark, container, frame.path);
+    if (limits_.record_marks) doc_.marks.set(frame.path, mark_of(mark));
+    frame.value = std::move(container);
+    frame.anchor = anchor;
+    frame.first_node = nodes_;
+    stack_.push_back(std::move(frame));
+  }
+
+  void close() {
+    if (error || stack_.empty()) return;
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    if (frame.anchor) anchors_[frame.anchor] = Anchored{frame.value, nodes_ - frame.first_node + 1};
+    attach(std::move(frame.value));
+  }
+
   const YamlLimits& limits_;
-  policy::SourceMap& marks_;
+  YamlParse& out_;
+  YamlDocument doc_;
+  bool have_root_ = false;
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, Anchored> anchors_;
   size_t nodes_ = 0;
+  YAML::Mark last_start_;
+  bool has_last_start_ = false;
+  bool stalled_ = false;
 };
 
 size_t first_significant(std::string_view text) {
@@ -263,32 +383,22 @@ YamlParse parse_yaml_or_json(std::string_view text, const YamlLimits& limits) {
 
 static YamlParse parse_yaml_or_json_as_yaml(std::string_view text, const YamlLimits& limits) {
   YamlParse out;
-  std::vector<YAML::Node> nodes;
+  std::istringstream stream{std::string(text)};
+  JsonBuilder builder(limits, out);
   try {
-    nodes = YAML::LoadAll(std::string(text));
+    YAML::Parser parser(stream);
+    while (!builder.error && parser.HandleNextDocument(builder)) {
+    }
   } catch (const YAML::Exception& e) {
-    out.error = YamlError{"invalid YAML: " + e.msg, mark_of(e.mark)};
-    return out;
+    builder.fail(e.mark, "invalid YAML: " + e.msg);
   } catch (const std::exception& e) {
-    out.error = YamlError{std::string("invalid YAML: ") + e.what(), {}};
-    return out;
+    builder.fail(YAML::Mark::null_mark(), std::string("invalid YAML: ") + e.what());
   }
-  for (const auto& node : nodes) {
-    if (!node.IsDefined() || node.IsNull()) continue;
-    YamlDocument doc;
-    doc.line = mark_of(node.Mark()).line;
-    Converter converter(limits, doc.marks);
-    try {
-      doc.value = converter.convert(node, "", 0);
-    } catch (const YAML::Exception& e) {
-      out.error = YamlError{"invalid YAML: " + e.msg, mark_of(e.mark)};
-      return out;
-    }
-    if (converter.error) {
-      out.error = converter.error;
-      return out;
-    }
-    out.documents.push_back(std::move(doc));
+  if (builder.error) {
+    if (builder.stalled() || builder.error->message.rfind("invalid YAML", 0) != 0)
+      builder.error->message = "invalid YAML: " + builder.error->message;
+    out.documents.clear();
+    out.error = builder.error;
   }
   return out;
 }
