@@ -422,6 +422,14 @@ std::optional<DecodeError> identity(object obj, PodView& pod) {
 
 }  // namespace
 
+std::optional<DecodeError> find_duplicate_keys(element root) {
+  thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  std::string field, key;
+  if (!find_duplicate_key(root, Loc{}, keys, field, key)) return std::nullopt;
+  return DecodeError{field, "duplicate key \"" + key + "\" (ambiguous JSON is refused)"};
+}
+
 std::optional<WorkloadKind> workload_kind_from(std::string_view kind) {
   static constexpr std::pair<std::string_view, WorkloadKind> kKinds[] = {
       {"Pod", WorkloadKind::Pod},
@@ -442,13 +450,7 @@ std::optional<DecodeError> decode_pod_as(element object_el, WorkloadKind kind, P
   pod.clear();
   pod.workload = kind;
   if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
-  {
-    thread_local std::vector<std::string_view> keys;
-    keys.clear();
-    std::string field, key;
-    if (find_duplicate_key(object_el, Loc{}, keys, field, key))
-      return DecodeError{field, "duplicate key \"" + key + "\" (ambiguous JSON is refused)"};
-  }
+  if (auto err = find_duplicate_keys(object_el)) return err;
   if (auto err = identity(object_el.get_object().value_unsafe(), pod)) return err;
 
   element pod_el = object_el;

@@ -22,7 +22,12 @@ struct DecodeError {
 // Workload kind for an object kind ("Pod", "Deployment", ...); nullopt for other kinds.
 std::optional<WorkloadKind> workload_kind_from(std::string_view kind);
 
+// Finds a duplicate key anywhere under `root` (JSON with duplicate keys is ambiguous: parsers
+// disagree on which value wins). Returns the field path and key when there is one.
+std::optional<DecodeError> find_duplicate_keys(simdjson::dom::element root);
+
 // Decodes `object` (its kind must be a workload kind) into `pod`, which is cleared first.
+// Objects with duplicate keys are refused.
 // Views in `pod` point into the parser's document: keep the parser alive while using them.
 std::optional<DecodeError> decode_pod(simdjson::dom::element object, PodView& pod);
 

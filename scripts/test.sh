@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds everything and runs every test with CTest. In CI (CI=true) or
-# with SANITIZE=1, the suite then runs again built with AddressSanitizer and UBSan.
+# with SANITIZE=1, the suite then runs again built with AddressSanitizer and UBSan, and each
+# libFuzzer target runs for FUZZ_SECONDS (default 60) from its seed corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -16,4 +17,12 @@ if [ "${CI:-}" = "true" ] || [ "${SANITIZE:-0}" = "1" ]; then
   # The chart test renders YAML with Go and exercises nothing new under the sanitizers.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j"$jobs" -LE chart "$@")
+fi
+
+if [ "${CI:-}" = "true" ] || [ "${FUZZ:-0}" = "1" ]; then
+  echo "--- fuzzing: each target ${FUZZ_SECONDS:-60} s (libFuzzer, clang-14, ASan + UBSan) ---"
+  CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_ADMISSION_FUZZ=ON \
+    -DGPU_ADMISSION_FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+  cmake --build build-fuzz -j"$jobs"
+  (cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)
 fi

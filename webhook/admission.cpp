@@ -90,6 +90,11 @@ HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body) con
       finish("error");
       return http_error(400, std::string("invalid JSON: ") + simdjson::error_message(err));
     }
+    if (auto dup = policy::find_duplicate_keys(root)) {
+      if (metrics_) metrics_->count_http_error(400);
+      finish("error");
+      return http_error(400, "ambiguous JSON: " + (dup->field.empty() ? std::string() : dup->field + ": ") + dup->message);
+    }
     AdmissionRequest req;
     if (auto err = decode_admission_request(root, req)) {
       if (metrics_) metrics_->count_http_error(err->http_status);

@@ -1,5 +1,7 @@
 #include "webhook/yaml_json.h"
 
+#include "policy/patch.h"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -159,6 +161,7 @@ class JsonBuilder : public YAML::EventHandler {
   bool place(const YAML::Mark& mark, const Json& v, std::string& path) {
     if (stack_.empty()) {
       path.clear();
+      doc_.line = mark_of(mark).line;  // where the document's content starts
       return true;
     }
     Frame& top = stack_.back();
@@ -326,7 +329,7 @@ YamlParse parse_json(std::string_view text, const YamlLimits& limits) {
 
 static YamlParse parse_yaml_or_json_as_yaml(std::string_view text, const YamlLimits& limits);
 
-// Offset of the first byte that is not part of valid UTF-8, or npos. yaml-cpp can loop forever
+// Offset of the first byte that is not valid UTF-8 or is a control character, or npos. yaml-cpp can loop forever
 // on invalid sequences, so text is checked before it gets there.
 static size_t invalid_utf8_offset(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
@@ -334,6 +337,9 @@ static size_t invalid_utf8_offset(std::string_view text) {
   while (i < n) {
     unsigned char c = s[i];
     if (c < 0x80) {
+      // YAML allows no C0 control characters but tab, LF and CR (and a NUL would make yaml-cpp
+      // guess UTF-16); JSON allows them only escaped.
+      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') return i;
       ++i;
       continue;
     }
@@ -360,7 +366,8 @@ static size_t invalid_utf8_offset(std::string_view text) {
 YamlParse parse_yaml_or_json(std::string_view text, const YamlLimits& limits) {
   if (size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
     YamlParse out;
-    out.error = YamlError{"invalid UTF-8 (byte 0x" + [&] {
+    const bool control = static_cast<unsigned char>(text[bad]) < 0x20;
+    out.error = YamlError{std::string(control ? "control character not allowed" : "invalid UTF-8") + " (byte 0x" + [&] {
                             static constexpr char kHex[] = "0123456789abcdef";
                             unsigned char b = static_cast<unsigned char>(text[bad]);
                             return std::string{kHex[b >> 4], kHex[b & 15]};
@@ -409,53 +416,89 @@ std::string to_json_text(const Json& value, int indent) {
 
 namespace {
 
-void emit(YAML::Emitter& out, const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::object:
-      if (v.empty()) {
-        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
-        return;
-      }
-      out << YAML::BeginMap;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        out << YAML::Key;
-        const std::string& key = it.key();
-        if (!resolve_plain(key).is_string() || key.empty()) out << YAML::DoubleQuoted << key;
-        else out << key;
-        out << YAML::Value;
-        emit(out, it.value());
-      }
-      out << YAML::EndMap;
-      return;
-    case Json::value_t::array:
-      if (v.empty()) {
-        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
-        return;
-      }
-      out << YAML::BeginSeq;
-      for (const auto& item : v) emit(out, item);
-      out << YAML::EndSeq;
-      return;
-    case Json::value_t::string: {
-      const std::string& s = v.get_ref<const std::string&>();
-      if (s.empty() || !resolve_plain(s).is_string()) out << YAML::DoubleQuoted << s;
-      else out << s;
-      return;
-    }
-    case Json::value_t::boolean: out << (v.get<bool>() ? "true" : "false"); return;
-    case Json::value_t::null: out << YAML::Null; return;
-    default: out << to_json_text(v); return;  // numbers as JSON writes them
+// A string can be written plain when it reads back as the same string: no indicator at the
+// start, no ": " or " #" inside, no surrounding spaces, printable ASCII, and not a null, bool or
+// number. Anything else is written as a JSON string, which is a valid YAML double-quoted scalar.
+bool plain_safe(const std::string& s) {
+  if (s.empty() || s.front() == ' ' || s.back() == ' ') return false;
+  if (std::string_view("-?:,[]{}#&*!|>'\"%@`~").find(s.front()) != std::string_view::npos) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c >= 0x7f) return false;
+    if (c == ':' && (i + 1 == s.size() || s[i + 1] == ' ')) return false;
+    if (c == '#' && i > 0 && s[i - 1] == ' ') return false;
   }
+  return resolve_plain(s).is_string();
+}
+
+void write_scalar_string(std::string& out, const std::string& s) {
+  if (plain_safe(s)) out += s;
+  else policy::append_json_string(out, s);
+}
+
+
+void write_value(std::string& out, const Json& v, int indent);
+
+void write_inline(std::string& out, const Json& v) {
+  if (v.is_string()) write_scalar_string(out, v.get_ref<const std::string&>());
+  else if (v.is_object()) out += "{}";
+  else if (v.is_array()) out += "[]";
+  else out += to_json_text(v);
+}
+
+// Writes a collection whose first line continues the current one (after "- " or at the top).
+void write_block(std::string& out, const Json& v, int indent, bool first_line_started) {
+  bool first = true;
+  auto line_start = [&] {
+    if (!(first && first_line_started)) out.append(static_cast<size_t>(indent), ' ');
+    first = false;
+  };
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      line_start();
+      write_scalar_string(out, it.key());
+      out += ':';
+      write_value(out, it.value(), indent + 2);
+    }
+  } else {
+    for (const auto& item : v) {
+      line_start();
+      out += '-';
+      if ((item.is_object() || item.is_array()) && !item.empty()) {
+        out += ' ';
+        write_block(out, item, indent + 2, true);
+      } else {
+        out += ' ';
+        write_inline(out, item);
+        out += '\n';
+      }
+    }
+  }
+}
+
+// After "key:": a scalar or empty collection on the same line, else the block below.
+void write_value(std::string& out, const Json& v, int indent) {
+  if ((v.is_object() || v.is_array()) && !v.empty()) {
+    out += '\n';
+    // Sequences under a key are indented like the key's children.
+    write_block(out, v, indent, false);
+    return;
+  }
+  out += ' ';
+  write_inline(out, v);
+  out += '\n';
 }
 
 }  // namespace
 
 std::string to_yaml(const Json& value) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  out.SetSeqFormat(YAML::Block);
-  emit(out, value);
-  return std::string(out.c_str()) + "\n";
+  std::string out;
+  if ((value.is_object() || value.is_array()) && !value.empty()) write_block(out, value, 0, false);
+  else {
+    write_inline(out, value);
+    out += '\n';
+  }
+  return out;
 }
 
 }  // namespace gpu_admission::webhook

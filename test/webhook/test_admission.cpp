@@ -223,3 +223,17 @@ TEST_CASE("a response without policy fails closed", "[admission]") {
   CHECK(resp["allowed"] == false);
   CHECK(resp["status"]["code"] == 500);
 }
+
+TEST_CASE("duplicate keys anywhere in the review are refused as ambiguous", "[admission]") {
+  Fixture f;
+  std::string body = review(gpu_pod()).dump();
+  // Hide a second, privileged securityContext behind the first: parsers disagree on which wins.
+  std::string needle = "\"name\":\"main\"";
+  auto pos = body.find(needle);
+  REQUIRE(pos != std::string::npos);
+  body.insert(pos + needle.size(), ",\"securityContext\":{\"privileged\":false},\"securityContext\":{\"privileged\":true}");
+  webhook::HttpReply reply = f.service.handle(webhook::Endpoint::Validate, body);
+  CHECK(reply.status == 400);
+  CHECK(reply.body.find("duplicate key \"securityContext\"") != std::string::npos);
+  CHECK(reply.body.find("request.object.spec.containers[0]") != std::string::npos);
+}
