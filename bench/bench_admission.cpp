@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstdio>
 #include <new>
+#include <string>
 
 #include "bench/bench_reviews.h"
 #include "webhook/admission.h"
@@ -83,4 +85,26 @@ BENCHMARK(BM_Validate_TrainingPod_LargePolicy);
 BENCHMARK(BM_Mutate_TrainingPod_LargePolicy);
 BENCHMARK(BM_Validate_LargePod_LargePolicy);
 
-BENCHMARK_MAIN();
+// `--write-reviews DIR` writes the review bodies (for bench/load.sh) instead of benchmarking.
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--write-reviews") {
+    const std::pair<const char*, Review> files[] = {{"training-pod.json", Review::TrainingPod},
+                                                    {"large-pod.json", Review::LargePod},
+                                                    {"deployment.json", Review::Deployment}};
+    for (const auto& [name, review] : files) {
+      std::string path = std::string(argv[2]) + "/" + name;
+      FILE* f = std::fopen(path.c_str(), "wb");
+      if (!f || std::fwrite(body(review).data(), 1, body(review).size(), f) != body(review).size()) {
+        std::perror(path.c_str());
+        return 1;
+      }
+      std::fclose(f);
+    }
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -3,6 +3,8 @@
 // (JSON with the patch re-applied, YAML, JUnit).
 #include <catch2/catch.hpp>
 
+#include "webhook/cli_test_support.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,61 +34,10 @@ const std::string kCorpus = std::string(GPU_ADMISSION_SHARED_DIR) + "/corpora/gp
 
 // ------------------------------------------------------------------ running the binary
 
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs gpu-admission with `args` in `cwd` (empty: ours), stdin from `stdin_file`; captures stdout,
-// stderr and the exit code.
-CliRun run_cli(const std::vector<std::string>& args, const std::string& cwd = {},
-               const std::string& stdin_file = "/dev/null") {
-  CliRun r;
-  char out_name[] = "/tmp/gpa-check-out-XXXXXX";
-  char err_name[] = "/tmp/gpa-check-err-XXXXXX";
-  int out_fd = mkstemp(out_name);
-  int err_fd = mkstemp(err_name);
-  REQUIRE(out_fd >= 0);
-  REQUIRE(err_fd >= 0);
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(GPU_ADMISSION_BINARY));
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-    int in_fd = open(stdin_file.c_str(), O_RDONLY);
-    if (in_fd < 0) _exit(126);
-    dup2(in_fd, 0);
-    dup2(out_fd, 1);
-    dup2(err_fd, 2);
-    execv(GPU_ADMISSION_BINARY, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out_fd);
-  close(err_fd);
-  r.out = slurp(out_name);
-  r.err = slurp(err_name);
-  unlink(out_name);
-  unlink(err_name);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-std::string describe(const CliRun& r) {
-  return "exit " + std::to_string(r.code) + "\n--- stdout ---\n" + r.out + "\n--- stderr ---\n" + r.err;
-}
+using cli_test::CliRun;
+using cli_test::describe;
+using cli_test::run_cli;
+using cli_test::slurp;
 
 // `check -o json` on `files`, parsed; requires the expected exit code.
 json check_json(const std::vector<std::string>& files, int expected_code, const std::vector<std::string>& extra = {}) {
