@@ -65,6 +65,7 @@ run_wrk() {
   p99="$(awk '$1=="99%" {print $2}' <<<"$out")"
   errors="$(awk '/Socket errors/ {gsub(",",""); print $4+$6+$8+$10}' <<<"$out")"
   non2xx="$(awk '/Non-2xx/ {print $NF}' <<<"$out")"
+  last_rps="${rps:-0}"
   results+=("$(printf '%-28s %6s %12s %10s %10s %8s' "$name" "$conns" "${rps:-0}" "${p50:--}" "${p99:--}" "$(( ${errors:-0} + ${non2xx:-0} ))")")
   echo "$name c=$conns: ${rps:-0} req/s, p50 ${p50:--}, p99 ${p99:--}, errors $(( ${errors:-0} + ${non2xx:-0} ))" >&2
 }
@@ -97,7 +98,7 @@ taskset -c "$SERVER_CORE" nginx -c "$work/nginx/nginx.conf" -e "$work/nginx/erro
 pids+=($!)
 wait_ready "https://127.0.0.1:$nginx_port/"
 run_wrk "nginx fixed reply" "https://127.0.0.1:$nginx_port/validate" 16
-nginx_rps="$(awk '{print $3}' <<<"${results[-1]}")"
+nginx_rps="$last_rps"
 run_wrk "nginx fixed reply" "https://127.0.0.1:$nginx_port/validate" 256
 kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'
 
@@ -110,7 +111,7 @@ server_pid=$!
 pids+=("$server_pid")
 wait_ready "https://127.0.0.1:$port/readyz"
 run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 16
-validate_rps="$(awk '{print $3}' <<<"${results[-1]}")"
+validate_rps="$last_rps"
 run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 256
 run_wrk "gpu-admission /mutate" "https://127.0.0.1:$port/mutate" 16
 run_wrk "gpu-admission /mutate" "https://127.0.0.1:$port/mutate" 256

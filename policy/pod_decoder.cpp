@@ -11,22 +11,31 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
 
+bool identifier_like(std::string_view key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
 // A field location built on the stack while descending; rendered to text only on error.
 struct Loc {
   const Loc* parent = nullptr;
   std::string_view key;  // object member, or empty for an array index
   long index = -1;       // array index when >= 0
   bool quote = false;    // render as ["key"] (map keys such as label names)
+  bool quote_if_needed = false;
 
   Loc child(std::string_view k) const { return Loc{this, k, -1, false}; }
   Loc item(size_t i) const { return Loc{this, {}, static_cast<long>(i), false}; }
   Loc map_key(std::string_view k) const { return Loc{this, k, -1, true}; }
+  // A key rendered plain when it is identifier-like, quoted otherwise (decided only on error).
+  Loc auto_key(std::string_view k) const { return Loc{this, k, -1, false, true}; }
 
   void render(std::string& out) const {
     if (parent) parent->render(out);
     if (index >= 0) {
       out += '[' + std::to_string(index) + ']';
-    } else if (quote) {
+    } else if (quote || (quote_if_needed && !identifier_like(key))) {
       out += "[\"";
       out += key;
       out += "\"]";
@@ -391,10 +400,7 @@ bool find_duplicate_key(element e, const Loc& at, std::vector<std::string_view>&
   keys.resize(base);
   for (auto [key, value] : obj) {
     if (value.type() != element_type::OBJECT && value.type() != element_type::ARRAY) continue;
-    bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-    });
-    Loc child = plain ? at.child(key) : at.map_key(key);
+    Loc child = at.auto_key(key);
     if (find_duplicate_key(value, child, keys, field, key_out)) return true;
   }
   return false;
@@ -446,11 +452,12 @@ std::optional<WorkloadKind> workload_kind_from(std::string_view kind) {
   return std::nullopt;
 }
 
-std::optional<DecodeError> decode_pod_as(element object_el, WorkloadKind kind, PodView& pod) {
+std::optional<DecodeError> decode_pod_as(element object_el, WorkloadKind kind, PodView& pod, bool check_duplicates) {
   pod.clear();
   pod.workload = kind;
   if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
-  if (auto err = find_duplicate_keys(object_el)) return err;
+  if (check_duplicates)
+    if (auto err = find_duplicate_keys(object_el)) return err;
   if (auto err = identity(object_el.get_object().value_unsafe(), pod)) return err;
 
   element pod_el = object_el;

@@ -31,7 +31,9 @@ std::optional<DecodeError> find_duplicate_keys(simdjson::dom::element root);
 // Views in `pod` point into the parser's document: keep the parser alive while using them.
 std::optional<DecodeError> decode_pod(simdjson::dom::element object, PodView& pod);
 
-// Decodes a bare pod spec/metadata pair for a given workload (used when the kind is known).
-std::optional<DecodeError> decode_pod_as(simdjson::dom::element object, WorkloadKind kind, PodView& pod);
+// The same for a known kind (the AdmissionReview's request.kind). `check_duplicates` false: the
+// caller has already checked a document containing `object` for duplicate keys.
+std::optional<DecodeError> decode_pod_as(simdjson::dom::element object, WorkloadKind kind, PodView& pod,
+                                         bool check_duplicates = true);
 
 }  // namespace gpu_admission::policy

@@ -140,7 +140,7 @@ HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body) con
       policy::DecodeError err{"", "missing"};
       return bad_object("request.object", err);
     }
-    if (auto err = policy::decode_pod_as(req.object, *kind, s.pod)) return bad_object("request.object", *err);
+    if (auto err = policy::decode_pod_as(req.object, *kind, s.pod, false)) return bad_object("request.object", *err);
 
     policy::EvalOptions options;
     options.namespace_name = req.namespace_name;
@@ -152,7 +152,7 @@ HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body) con
 
     if (plan == Plan::EvaluateUpdate && req.has_old_object && !decision.exempt) {
       // An UPDATE is refused only for what it adds: findings the old object already had stay.
-      if (!policy::decode_pod_as(req.old_object, *kind, s.old_pod)) {
+      if (!policy::decode_pod_as(req.old_object, *kind, s.old_pod, false)) {
         policy::evaluate(*policy, s.old_pod, options, s.old_decision);
         policy::keep_new_findings(decision, s.old_decision);
       }

@@ -991,6 +991,7 @@ bool ConnectionEngine::write_all(Connection& connection, std::string_view data) 
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0 || stopping_) return false;
       pollfd waiting{connection.fd, static_cast<short>(want_read ? POLLIN : POLLOUT), 0};
+      WorkerPool::BlockedOnClient blocked;  // lets the pool add a thread if this lasts
       const int ready = ::poll(&waiting, 1, static_cast<int>(std::min<long long>(left, 200)));
       if (ready < 0 && errno != EINTR) return false;
       if (ready > 0 && (waiting.revents & (POLLERR | POLLHUP | POLLNVAL))) return false;

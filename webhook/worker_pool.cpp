@@ -1,6 +1,9 @@
 // Elastic worker pool (see worker_pool.h).
 #include "webhook/worker_pool.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <algorithm>
 #include <system_error>
 
@@ -33,12 +36,42 @@ void WorkerPool::start_worker_locked(bool core) {
   }
 }
 
+namespace {
+thread_local std::atomic<int64_t>* current_blocked_since = nullptr;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+WorkerPool::BlockedOnClient::BlockedOnClient() {
+  if (current_blocked_since) current_blocked_since->store(now_ns(), std::memory_order_relaxed);
+}
+
+WorkerPool::BlockedOnClient::~BlockedOnClient() {
+  if (current_blocked_since) current_blocked_since->store(0, std::memory_order_relaxed);
+}
+
 void WorkerPool::grow_if_stalled_locked(Clock::time_point now) {
   if (stopping_ || tasks_.size() <= idle_) return;
   size_t stalled = 0;
-  for (const Worker& worker : workers_)
-    if (!worker.exited && worker.busy_since != Clock::time_point{} && now - worker.busy_since > stall_threshold_)
+  const int64_t now_since_epoch =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  const int64_t threshold = std::chrono::duration_cast<std::chrono::nanoseconds>(stall_threshold_).count();
+  for (const Worker& worker : workers_) {
+    if (worker.exited || worker.busy_since == Clock::time_point{} || now - worker.busy_since <= stall_threshold_) continue;
+    const int64_t blocked = worker.blocked_since_ns.load(std::memory_order_relaxed);
+    if (blocked != 0 && now_since_epoch - blocked > threshold) {
       ++stalled;
+      continue;
+    }
+    timespec cpu{};
+    if (worker.has_cpu_clock && clock_gettime(worker.cpu_clock, &cpu) == 0) {
+      const int64_t used = static_cast<int64_t>(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec -
+                           worker.task_cpu_start_ns.load(std::memory_order_relaxed);
+      if (used > threshold) ++stalled;
+    }
+  }
   size_t wanted = std::min(stalled, tasks_.size() - idle_);
   while (wanted-- > 0 && live_threads_locked() < max_threads_) start_worker_locked(false);
 }
@@ -85,6 +118,11 @@ bool WorkerPool::maintain() {
 }
 
 void WorkerPool::worker_main(Worker* self) {
+  current_blocked_since = &self->blocked_since_ns;
+  {
+    std::lock_guard guard(mutex_);
+    self->has_cpu_clock = pthread_getcpuclockid(pthread_self(), &self->cpu_clock) == 0;
+  }
   std::unique_lock lock(mutex_);
   while (true) {
     ++idle_;
@@ -102,6 +140,10 @@ void WorkerPool::worker_main(Worker* self) {
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();
     self->busy_since = Clock::now();
+    timespec cpu{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+      self->task_cpu_start_ns.store(static_cast<int64_t>(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec,
+                                    std::memory_order_relaxed);
     lock.unlock();
     try {
       task();
