@@ -148,6 +148,7 @@ HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body) con
     // Pods are mutated on CREATE; workload templates are validated as the pods they will create.
     options.mutate = plan == Plan::EvaluateCreate || *kind != policy::WorkloadKind::Pod;
     Decision& decision = s.decision;
+    if (evaluation_probe_) evaluation_probe_();
     policy::evaluate(*policy, s.pod, options, decision);
 
     if (plan == Plan::EvaluateUpdate && req.has_old_object && !decision.exempt) {

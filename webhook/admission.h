@@ -4,6 +4,7 @@
 // allowed=false with code 500 (fail closed) and is logged and counted.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,10 @@ class AdmissionService {
   // `body` is the raw request body (already size-checked and of JSON content type).
   HttpReply handle(Endpoint endpoint, std::string_view body) const noexcept;
 
+  // For tests: called after decoding and before evaluation, so a test can make evaluation throw
+  // and check that the service fails closed. Set before serving; not synchronized.
+  void set_evaluation_probe(std::function<void()> probe) { evaluation_probe_ = std::move(probe); }
+
  private:
   template <typename Finish>
   HttpReply internal_error(std::string_view uid, const char* what, Finish& finish) const noexcept;
@@ -36,6 +41,7 @@ class AdmissionService {
   const PolicyHolder& policies_;
   Metrics* metrics_;
   Logger* logger_;
+  std::function<void()> evaluation_probe_;
 };
 
 }  // namespace gpu_admission::webhook

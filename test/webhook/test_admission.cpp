@@ -237,3 +237,17 @@ TEST_CASE("duplicate keys anywhere in the review are refused as ambiguous", "[ad
   CHECK(reply.body.find("duplicate key \"securityContext\"") != std::string::npos);
   CHECK(reply.body.find("request.object.spec.containers[0]") != std::string::npos);
 }
+
+TEST_CASE("an exception during evaluation fails closed with code 500, and serving goes on", "[admission]") {
+  Fixture f;
+  f.service.set_evaluation_probe([] { throw std::runtime_error("injected fault"); });
+  json resp = call(f, webhook::Endpoint::Validate, review(gpu_pod()))["response"];
+  CHECK(resp["uid"] == "705ab4f5-6393-11e8-b7cc-42010a800002");
+  CHECK(resp["allowed"] == false);
+  CHECK(resp["status"]["code"] == 500);
+  CHECK(resp["status"]["message"].get<std::string>().find("injected fault") != std::string::npos);
+  CHECK(f.metrics.serialize().find("gpu_admission_internal_errors_total 1") != std::string::npos);
+
+  f.service.set_evaluation_probe(nullptr);
+  CHECK(call(f, webhook::Endpoint::Validate, review(gpu_pod()))["response"]["allowed"] == true);
+}
