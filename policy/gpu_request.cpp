@@ -46,6 +46,14 @@ Quantity quantity_of(const ResourceQuantity& q) {
   return {};
 }
 
+std::string gpus_text(int64_t slices, int per_gpu) {
+  if (per_gpu <= 0) per_gpu = 7;
+  const int64_t whole = slices / per_gpu, rest = slices % per_gpu;
+  if (rest == 0) return std::to_string(whole);
+  std::string fraction = std::to_string(rest) + "/" + std::to_string(per_gpu);
+  return whole == 0 ? fraction : std::to_string(whole) + " " + fraction;
+}
+
 int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, int slices_per_gpu) {
   switch (policy.classify_resource(resource)) {
     case CompiledPolicy::GpuKind::NotGpu: return 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "policy/compiled_policy.h"
@@ -31,6 +32,9 @@ Quantity quantity_of(const ResourceQuantity& q);
 // `problems` (optional) receives GPU quantities that are not whole numbers or not valid.
 GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
                                std::vector<QuantityProblem>* problems);
+
+// GPUs as a person reads them: "2", "4/7", "1 2/7" (slices of a `per_gpu`-slice GPU).
+std::string gpus_text(int64_t slices, int per_gpu);
 
 // Slices one unit of `resource` stands for (0 when it is not a GPU resource).
 int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, int slices_per_gpu);

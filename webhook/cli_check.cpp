@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "policy/gpu_request.h"
 #include "policy/ids.h"
 #include "policy/rules/rule.h"
 #include "webhook/cli_args.h"
@@ -41,10 +42,6 @@ std::string object_title(const OfflineResult& r) {
   return out;
 }
 
-std::string gpus_text(int64_t slices, int per_gpu) {
-  if (slices % per_gpu == 0) return std::to_string(slices / per_gpu);
-  return std::to_string(slices) + "/" + std::to_string(per_gpu);
-}
 
 void print_text(const std::vector<OfflineResult>& results) {
   for (const auto& r : results) {
@@ -67,7 +64,7 @@ void print_text(const std::vector<OfflineResult>& results) {
     }
     std::string context = "  tenant: " + (d.tenant ? d.tenant->name : std::string("(none)")) +
                           ", pool: " + (d.pool ? d.pool->name : std::string("(none)"));
-    if (d.gpu_slices > 0) context += ", GPUs: " + gpus_text(d.gpu_slices, d.slices_per_gpu);
+    if (d.gpu_slices > 0) context += ", GPUs: " + policy::gpus_text(d.gpu_slices, d.slices_per_gpu);
     std::printf("%s\n", context.c_str());
     for (const auto& f : d.findings) {
       std::printf("  %-5s [%s] %s\n", std::string(policy::name_of(f.action)).c_str(),

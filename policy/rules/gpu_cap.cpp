@@ -5,15 +5,6 @@
 #include "policy/rules/rule.h"
 
 namespace gpu_admission::policy {
-namespace {
-
-// "3", "1.5" or "4/7" style rendering of slices as GPUs.
-std::string gpus_text(int64_t slices, int per_gpu) {
-  if (slices % per_gpu == 0) return std::to_string(slices / per_gpu);
-  return std::to_string(slices) + "/" + std::to_string(per_gpu);
-}
-
-}  // namespace
 
 void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& p : ctx.quantity_problems) {
