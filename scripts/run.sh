@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_ADMISSION_TESTS=OFF
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo  # same cache as scripts/test.sh
 cmake --build build -j"$(nproc)" --target gpu-admission
 echo "--- gpu-admission check --policy examples/policy.yaml examples/manifests (exit 1: some are denied, as intended) ---" >&2
 ./build/gpu-admission check --policy examples/policy.yaml examples/manifests/ || true

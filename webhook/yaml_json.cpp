@@ -321,6 +321,11 @@ YamlParse parse_json(std::string_view text, const YamlLimits& limits) {
     size_t colon = message.find(": ");
     out.error = YamlError{"invalid JSON: " + (colon == std::string::npos ? message : message.substr(colon + 2)),
                           mark_at_offset(text, e.byte == 0 ? 0 : e.byte - 1)};
+  } catch (const Json::exception& e) {
+    // out_of_range.406: a number too large for a double, e.g. 1e400.
+    std::string message = e.what();
+    size_t bracket = message.find("] ");
+    out.error = YamlError{"invalid JSON: " + (bracket == std::string::npos ? message : message.substr(bracket + 2)), {}};
   }
   return out;
 }

@@ -98,3 +98,10 @@ TEST_CASE("to_yaml reads back to the same tree", "[yaml]") {
   REQUIRE_FALSE(back.error);
   CHECK(back.documents.at(0).value == v);
 }
+
+TEST_CASE("numbers out of range are an error and never a crash", "[yaml]") {
+  CHECK(error_of("[1e400]").find("invalid JSON") != std::string::npos);
+  CHECK(error_of("{\"a\": " + std::string(400, '9') + "}").find("invalid JSON") != std::string::npos);
+  auto big = parse_yaml_or_json("a: 99999999999999999999\n");  // YAML: kept as a (large) number
+  CHECK_FALSE(big.error.has_value());
+}
