@@ -56,7 +56,9 @@ Json resolve_plain(const std::string& s) {
       unsigned long long u = std::strtoull(s.c_str(), &end, 10);
       if (errno == 0 && end && *end == '\0') return static_cast<uint64_t>(u);
     }
-    return std::strtod(s.c_str(), nullptr);
+    double d = std::strtod(s.c_str(), nullptr);
+    if (std::isfinite(d)) return d;
+    return s;  // out of any number's range: kept as text, never an infinity
   }
   if (v.size() > 2 && v[0] == '0' && v[1] == 'x' && all_digits(v.substr(2), true))
     return static_cast<int64_t>(std::strtoll(s.c_str() + 2, nullptr, 16));
