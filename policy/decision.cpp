@@ -21,19 +21,6 @@ bool Decision::has(Action action) const {
   return std::any_of(findings.begin(), findings.end(), [&](const Finding& f) { return f.action == action; });
 }
 
-std::vector<std::string> Decision::messages(Action action) const {
-  std::vector<std::string> out;
-  for (const auto& f : findings) {
-    if (f.action != action) continue;
-    std::string m = "[";
-    m += name_of(f.rule);
-    m += "] ";
-    m += f.message;
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
 void keep_new_findings(Decision& decision, const Decision& before) {
   auto seen_before = [&](const Finding& f) {
     return std::any_of(before.findings.begin(), before.findings.end(),

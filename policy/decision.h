@@ -34,8 +34,6 @@ struct Decision {
 
   void clear();
   bool has(Action action) const;
-  // "[rule-id] message" for each finding with `action`.
-  std::vector<std::string> messages(Action action) const;
 };
 
 // Keeps only findings that are not already present (same rule and field) in `before`: used for

@@ -22,12 +22,6 @@ int64_t sat_mul(int64_t a, int64_t b) {
   return r;
 }
 
-const ResourceQuantity* find(const std::vector<ResourceQuantity>& list, std::string_view name) {
-  for (const auto& q : list)
-    if (q.name == name) return &q;
-  return nullptr;
-}
-
 }  // namespace
 
 Quantity quantity_of(const ResourceQuantity& q) {
@@ -88,7 +82,7 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
       if (counted) total = sat_add(total, sat_mul(value.value, per_unit));
     };
     for (const auto& q : c.requests) count(q, false, true);
-    for (const auto& q : c.limits) count(q, true, find(c.requests, q.name) == nullptr);
+    for (const auto& q : c.limits) count(q, true, find_resource(c.requests, q.name) == nullptr);
     return total;
   };
 

@@ -84,6 +84,12 @@ std::string_view PodView::node_selector_value(std::string_view key, bool* found)
   return lookup(node_selector, key, found);
 }
 
+const ResourceQuantity* find_resource(const std::vector<ResourceQuantity>& list, std::string_view name) {
+  for (const auto& q : list)
+    if (q.name == name) return &q;
+  return nullptr;
+}
+
 std::string_view container_list_name(ContainerKind kind) {
   switch (kind) {
     case ContainerKind::Init: return "initContainers";

@@ -40,6 +40,9 @@ struct ResourceQuantity {
   double number = 0;       // Form::Float
 };
 
+// The entry named `name` in a container's requests or limits, or nullptr.
+const ResourceQuantity* find_resource(const std::vector<ResourceQuantity>& list, std::string_view name);
+
 using StringViewPairs = std::vector<std::pair<std::string_view, std::string_view>>;
 
 struct ContainerView {

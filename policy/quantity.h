@@ -20,9 +20,6 @@ struct Quantity {
 // binary SI suffix (Ki..Ei), a decimal SI suffix (n u m "" k M G T P E) or an exponent (e3, E-2).
 Quantity parse_quantity(std::string_view text);
 
-// Parses a JSON number's text (as found in `nvidia.com/gpu: 2`) with the same rules.
-inline Quantity parse_quantity_number(std::string_view text) { return parse_quantity(text); }
-
 const char* describe(Quantity::Status status);
 
 }  // namespace gpu_admission::policy

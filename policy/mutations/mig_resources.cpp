@@ -16,12 +16,6 @@ const MigProfileEntry* chosen_profile(const MutationContext& ctx) {
   return &ctx.pool->mig_profiles[ctx.pool->default_profile];
 }
 
-bool has_resource(const std::vector<ResourceQuantity>& list, std::string_view name) {
-  for (const auto& q : list)
-    if (q.name == name) return true;
-  return false;
-}
-
 }  // namespace
 
 bool mutate_mig_resources(MutationContext& ctx) {
@@ -46,7 +40,7 @@ bool mutate_mig_resources(MutationContext& ctx) {
       for (int pass = 0; pass < 2; ++pass) {
         const bool limits = pass == 1;
         auto& list = limits ? c.limits : c.requests;
-        if (has_resource(list, profile->resource)) continue;  // mixing would be ambiguous: leave as is
+        if (find_resource(list, profile->resource)) continue;  // mixing would be ambiguous: leave as is
         for (auto& q : list) {
           if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Full) continue;
           ctx.patcher.rename_resource(c, limits, q, profile->resource);

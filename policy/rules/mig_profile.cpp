@@ -6,13 +6,6 @@
 #include "policy/tenant_labels.h"
 
 namespace gpu_admission::policy {
-namespace {
-bool has_resource(const std::vector<ResourceQuantity>& list, std::string_view name) {
-  for (const auto& q : list)
-    if (q.name == name) return true;
-  return false;
-}
-}  // namespace
 
 void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
   const std::string_view prefix = ctx.policy.mig_prefix();
@@ -23,7 +16,7 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
       const bool limits = pass == 1;
       for (const auto& q : limits ? c.limits : c.requests) {
         if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Mig) continue;
-        if (limits && has_resource(c.requests, q.name)) continue;  // already checked in requests
+        if (limits && find_resource(c.requests, q.name)) continue;  // already checked in requests
         if (first_type.empty()) {
           first_type = q.name;
         } else if (q.name != first_type) {
