@@ -2,22 +2,26 @@
 # End-to-end load test on loopback: gpu-admission serve pinned to one core, wrk on the other,
 # 16 and 256 keep-alive connections, POSTing a 4 KB GPU-pod AdmissionReview to /validate and
 # /mutate; and, in the same run on the same core, nginx answering a fixed AdmissionReview over
-# TLS as the transport reference. Prints requests/s, p50/p99, the ratio to nginx and the
-# server's peak RSS. Bounded: each run lasts DURATION seconds (default 10).
+# TLS as the transport reference, and a webhook on Go's standard library (bench/go-webhook:
+# net/http + encoding/json, the stack of controller-runtime webhooks) as the peer to beat.
+# Prints requests/s, p50/p99, the ratios to nginx and to Go, and the server's peak RSS.
+# Bounded: each run lasts DURATION seconds (default 10).
 #
 #   bench/load.sh                 # builds if needed (build-bench/), runs everything
 #   DURATION=300 bench/load.sh    # a longer run (RSS growth check)
+#   REFERENCES=0 bench/load.sh    # gpu-admission only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-10}"
 SERVER_CORE="${SERVER_CORE:-0}"
 CLIENT_CORE="${CLIENT_CORE:-1}"
 BUILD="${BUILD:-build-bench}"
+REFERENCES="${REFERENCES:-1}"
 
 need() { command -v "$1" >/dev/null 2>&1; }
-if ! need wrk || ! need nginx; then
+if ! need wrk || { [ "$REFERENCES" = 1 ] && { ! need nginx || ! need go; }; }; then
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q wrk nginx-light >/dev/null
+  $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q wrk nginx-light golang-go >/dev/null
 fi
 if [ ! -x "$BUILD/gpu-admission" ] || [ ! -x "$BUILD/bench/gpu-admission-bench" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF -DGPU_ADMISSION_BENCH=ON >/dev/null
@@ -65,11 +69,13 @@ run_wrk() {
   p99="$(awk '$1=="99%" {print $2}' <<<"$out")"
   errors="$(awk '/Socket errors/ {gsub(",",""); print $4+$6+$8+$10}' <<<"$out")"
   non2xx="$(awk '/Non-2xx/ {print $NF}' <<<"$out")"
-  last_rps="${rps:-0}"
+  last_rps="${rps:-0}"; last_p99="${p99:--}"
   results+=("$(printf '%-28s %6s %12s %10s %10s %8s' "$name" "$conns" "${rps:-0}" "${p50:--}" "${p99:--}" "$(( ${errors:-0} + ${non2xx:-0} ))")")
   echo "$name c=$conns: ${rps:-0} req/s, p50 ${p50:--}, p99 ${p99:--}, errors $(( ${errors:-0} + ${non2xx:-0} ))" >&2
 }
 
+nginx_rps=0; go_rps=0; go_p99=""
+if [ "$REFERENCES" = 1 ]; then
 # --- nginx: a fixed AdmissionReview over TLS, same core -----------------------------------
 nginx_port="$(pick_port 18443)"
 mkdir -p "$work/nginx"
@@ -102,6 +108,22 @@ nginx_rps="$last_rps"
 run_wrk "nginx fixed reply" "https://127.0.0.1:$nginx_port/validate" 256
 kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'
 
+# --- Go net/http + encoding/json webhook, same core (GOMAXPROCS=1: one core) --------------
+(cd bench/go-webhook && GOPROXY=off GOFLAGS=-mod=mod go build -o "$work/go-webhook" .)
+go_port="$(pick_port 18543)"
+GOMAXPROCS=1 taskset -c "$SERVER_CORE" "$work/go-webhook" --listen "127.0.0.1:$go_port" \
+  --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" 2>"$work/go.log" &
+pids+=($!)
+wait_ready "https://127.0.0.1:$go_port/healthz"
+run_wrk "Go net/http /validate" "https://127.0.0.1:$go_port/validate" 16
+go_rps="$last_rps"
+run_wrk "Go net/http /validate" "https://127.0.0.1:$go_port/validate" 256
+go_rps_256="$last_rps"; go_p99_256="$last_p99"
+run_wrk "Go net/http /mutate" "https://127.0.0.1:$go_port/mutate" 16
+run_wrk "Go net/http /mutate" "https://127.0.0.1:$go_port/mutate" 256
+kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'
+fi
+
 # --- gpu-admission serve, same core --------------------------------------------------------
 port="$(pick_port 19443)"
 metrics_port="$(pick_port 19590)"
@@ -113,6 +135,7 @@ wait_ready "https://127.0.0.1:$port/readyz"
 run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 16
 validate_rps="$last_rps"
 run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 256
+validate_rps_256="$last_rps"; validate_p99_256="$last_p99"
 run_wrk "gpu-admission /mutate" "https://127.0.0.1:$port/mutate" 16
 run_wrk "gpu-admission /mutate" "https://127.0.0.1:$port/mutate" 256
 rss_kb="$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")"
@@ -123,4 +146,9 @@ echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/c
 printf '%-28s %6s %12s %10s %10s %8s\n' "target" "conns" "requests/s" "p50" "p99" "errors"
 printf '%s\n' "${results[@]}"
 awk -v v="$validate_rps" -v n="$nginx_rps" 'BEGIN { if (n > 0) printf "gpu-admission /validate vs nginx fixed reply at 16 connections: %.2fx\n", v / n }'
+awk -v v="$validate_rps" -v g="$go_rps" 'BEGIN { if (g > 0) printf "gpu-admission /validate vs Go net/http at 16 connections: %.2fx requests/s\n", v / g }'
+if [ "$go_rps" != 0 ]; then
+  awk -v v="$validate_rps_256" -v g="$go_rps_256" 'BEGIN { if (g > 0) printf "gpu-admission /validate vs Go net/http at 256 connections: %.2fx requests/s\n", v / g }'
+  echo "p99 at 256 connections: gpu-admission $validate_p99_256, Go net/http $go_p99_256"
+fi
 echo "gpu-admission peak RSS: $(( rss_kb / 1024 )) MiB; open file descriptors at the end: $fds"

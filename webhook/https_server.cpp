@@ -5,14 +5,17 @@
 //   - TlsIdentity (certificate chain + key) and the TLS context with its certificate callback;
 //   - RequestRouter: httplib::Server used only as request parser, router and response writer,
 //     driven request by request through its protected process_request();
-//   - ConnectionEngine: accept + epoll loop + elastic worker pool, connection state machine,
-//     timeouts, connection cap and graceful shutdown; one per listener (TLS main, plain metrics);
+//   - ConnectionEngine: accept + epoll loops + worker pool for large requests, the non-blocking
+//     connection state machine, timeouts, connection cap and graceful shutdown; one per
+//     listener (TLS main, plain metrics);
 //   - HttpsServer: routes of both ports, readiness, certificate holder, shutdown sequence.
 //
-// Threads and ownership: a connection is either parked in epoll (owned by the event loop,
-// `parked` true) or being served by exactly one worker (EPOLLONESHOT guarantees a single
-// wake-up). A worker parks a connection as its last action; the event loop only closes parked
-// connections; a worker closes the connections it owns.
+// Threads and ownership: a connection is either parked in epoll (`parked` true, armed with
+// EPOLLONESHOT) or being served by exactly one thread (an event loop, or a worker for a large
+// request): EPOLLONESHOT guarantees a single wake-up. The serving thread parks the connection
+// as its last action or closes it; housekeeping only closes parked connections. Epoll events
+// carry connection ids, not pointers, so an event for a connection closed meanwhile finds
+// nothing.
 #include "webhook/https_server.h"
 
 #include <arpa/inet.h>
@@ -43,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "webhook/cpu_budget.h"
 #include "webhook/request_framing.h"
 #include "webhook/worker_pool.h"
 
@@ -401,12 +405,13 @@ class BufferedStream final : public httplib::Stream {
 // ---------------------------------------------------------------------------------------------
 // Connections
 
-struct Connection : std::enable_shared_from_this<Connection> {
+struct Connection {
   ~Connection() {
     if (ssl != nullptr) SSL_free(ssl);
     close_fd(fd);
   }
 
+  uint64_t id = 0;  // its epoll tag and registry key; never reused, unlike descriptors
   int fd = -1;
   SSL* ssl = nullptr;  // nullptr on the plain-HTTP listener
   std::string remote_ip;
@@ -414,13 +419,13 @@ struct Connection : std::enable_shared_from_this<Connection> {
   std::string local_ip;
   int local_port = 0;
 
-  // Hand-over between the event loop and a worker.
+  // Hand-over between epoll and the thread serving the connection.
   std::mutex handover;
-  bool parked = false;  // in epoll, owned by the event loop
+  bool parked = false;  // in epoll, waiting for an event
   bool closed = false;
   Clock::time_point deadline;
 
-  // Owned by whoever owns the connection.
+  // Owned by whoever serves the connection.
   Clock::time_point accepted_at;
   bool tls_established = false;
   std::string input;  // received, not yet answered bytes
@@ -429,6 +434,12 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool continue_sent = false;
   Clock::time_point request_started_at;
   unsigned long long requests = 0;
+  // A response not yet completely written: output[output_sent..], then `after_output`.
+  enum class AfterOutput { KeepServing, Close, Linger };
+  std::string output;
+  size_t output_sent = 0;
+  AfterOutput after_output = AfterOutput::KeepServing;
+  Clock::time_point output_deadline;
   // After refusing a request whose body is still arriving: the response is out, the write side
   // is shut, and what the client still sends is read and dropped until it stops or a short
   // deadline passes, so that closing does not reset the connection before the client read the
@@ -477,8 +488,13 @@ struct EngineConfig {
   std::chrono::milliseconds idle_timeout{60'000};
   size_t max_connections = 1024;
   size_t max_buffered_bytes = 256u << 20;  // all connections' unanswered input together
-  size_t core_threads = 8;
-  size_t max_threads = 256;
+  size_t event_loops = 1;
+  // Requests up to this size are answered on the event loop thread that read them; larger
+  // ones (whose decoding takes long enough to delay the loop's other connections) go to the
+  // worker pool.
+  size_t inline_request_bytes = 256 * 1024;
+  size_t core_threads = 2;
+  size_t max_threads = 64;
 };
 
 class ConnectionEngine {
@@ -496,26 +512,33 @@ class ConnectionEngine {
   HttpsServer::Stats stats() const;
 
  private:
-  enum class ReadResult { WouldBlock, Eof, Error, Full };
+  enum class ReadResult { Framed, WouldBlock, Eof, Error, Full };
+  enum class Flush { Done, WantWrite, WantRead, Failed };
+  enum class AfterAnswer { KeepOpen, Close, Abort };
+  using ConnectionPtr = std::shared_ptr<Connection>;
+  static constexpr uint64_t kWakeTag = 0;
+  static constexpr uint64_t kListenTag = 1;
 
   void loop_main();
+  void housekeeping();
   void accept_connections();
+  void arm_listener_locked(bool armed);
   bool make_room_for_one_more();
-  void dispatch(Connection* connection);
+  void dispatch(uint64_t id);
   void sweep(Clock::time_point now, bool stopping);
-  void serve(const std::shared_ptr<Connection>& connection);
-  void serve_rounds(const std::shared_ptr<Connection>& connection);
-  void start_lingering(const std::shared_ptr<Connection>& connection);
-  void continue_lingering(const std::shared_ptr<Connection>& connection);
-  ReadResult read_available(Connection& connection);
-  enum class AfterAnswer { KeepOpen, Close, Abort };
+  void serve(const ConnectionPtr& connection, bool on_worker);
+  void serve_rounds(const ConnectionPtr& connection, bool on_worker);
+  void start_lingering(const ConnectionPtr& connection);
+  void continue_lingering(const ConnectionPtr& connection);
+  ReadResult read_request(Connection& connection, RequestFrame& frame);
   AfterAnswer answer(Connection& connection, const RequestFrame& frame, bool peer_finished);
-  bool write_all(Connection& connection, std::string_view data);
-  void park(const std::shared_ptr<Connection>& connection, uint32_t events, Clock::time_point deadline);
+  void queue_output(Connection& connection, std::string text, Connection::AfterOutput after);
+  Flush flush_output(Connection& connection);
+  void park(const ConnectionPtr& connection, uint32_t events, Clock::time_point deadline);
   void close_connection(Connection& connection, bool graceful);
   void remove_from_registry(Connection& connection);
   void account_input(Connection& connection);
-  std::vector<std::shared_ptr<Connection>> snapshot() const;
+  std::vector<ConnectionPtr> snapshot() const;
   void wake();
   void log_throttled(LogLevel level, const char* message, const Json& fields, Clock::time_point& last);
 
@@ -527,31 +550,38 @@ class ConnectionEngine {
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  std::thread loop_thread_;
+  std::vector<std::thread> loop_threads_;
   std::unique_ptr<WorkerPool> pool_;
   std::once_flag stop_once_;
 
   std::atomic<bool> stop_accepting_requested_{false};
   std::atomic<bool> draining_{false};
   std::atomic<bool> stopping_{false};
-  Clock::time_point accept_paused_until_{};  // event loop only
-  std::mutex log_mutex_;                     // guards the two below (any thread logs)
+  std::atomic<bool> loops_exit_{false};
+  std::atomic<bool> sweep_requested_{false};
+  std::atomic<bool> pool_tasks_waiting_{false};
+  std::atomic<uint64_t> next_id_{kListenTag + 1};
+
+  // Listener and timer state: whichever loop thread does the housekeeping or the accepting.
+  std::mutex housekeeping_mutex_;
+  bool listening_ = true;
+  Clock::time_point accept_paused_until_{};
+  Clock::time_point next_sweep_{};
+  Clock::time_point stop_deadline_ = Clock::time_point::max();
+
+  std::mutex log_mutex_;  // guards the two below (any thread logs)
   Clock::time_point last_capacity_log_{};
   Clock::time_point last_error_log_{};
 
   mutable std::mutex registry_mutex_;
   std::condition_variable registry_empty_;
-  std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
-  std::vector<std::shared_ptr<Connection>> closed_in_batch_;  // event loop only: kept alive until the batch ends
+  std::unordered_map<uint64_t, ConnectionPtr> connections_;
 
   std::atomic<size_t> buffered_bytes_{0};
   std::atomic<unsigned long long> accepted_{0};
   std::atomic<unsigned long long> evicted_{0};
   std::atomic<unsigned long long> timed_out_{0};
   std::atomic<unsigned long long> requests_{0};
-
-  static inline char listen_tag_ = 0;
-  static inline char wake_tag_ = 0;
 };
 
 bool ConnectionEngine::start(int listen_fd, std::string& error) {
@@ -562,12 +592,13 @@ bool ConnectionEngine::start(int listen_fd, std::string& error) {
     error = config_.name + ": cannot create epoll/eventfd: " + errno_text(errno);
     return false;
   }
+  // The listener is one-shot like the connections, so that one loop thread at a time accepts.
   epoll_event listen_event{};
-  listen_event.events = EPOLLIN;
-  listen_event.data.ptr = &listen_tag_;
+  listen_event.events = EPOLLIN | EPOLLONESHOT;
+  listen_event.data.u64 = kListenTag;
   epoll_event wake_event{};
   wake_event.events = EPOLLIN;
-  wake_event.data.ptr = &wake_tag_;
+  wake_event.data.u64 = kWakeTag;
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake_event) != 0) {
     error = config_.name + ": epoll_ctl: " + errno_text(errno);
@@ -575,9 +606,13 @@ bool ConnectionEngine::start(int listen_fd, std::string& error) {
   }
   try {
     pool_ = std::make_unique<WorkerPool>(config_.core_threads, config_.max_threads);
-    loop_thread_ = std::thread([this] { loop_main(); });
+    for (size_t i = 0; i < std::max<size_t>(1, config_.event_loops); ++i)
+      loop_threads_.emplace_back([this] { loop_main(); });
   } catch (const std::exception& e) {
     error = config_.name + ": cannot start threads: " + e.what();
+    loops_exit_ = true;
+    for (auto& thread : loop_threads_) thread.join();
+    loop_threads_.clear();
     if (pool_) pool_->shutdown();
     return false;
   }
@@ -612,13 +647,13 @@ void ConnectionEngine::stop() {
     draining_ = true;
     stop_accepting_requested_ = true;
     wake();
-    if (loop_thread_.joinable()) loop_thread_.join();
+    for (auto& thread : loop_threads_) thread.join();
     if (pool_) pool_->shutdown();
-    // Anything still registered (only possible when the loop could not run) goes now.
-    std::vector<std::shared_ptr<Connection>> left;
+    // Anything still registered (only possible when the loops could not run) goes now.
+    std::vector<ConnectionPtr> left;
     {
       std::lock_guard lock(registry_mutex_);
-      for (auto& [raw, connection] : connections_) left.push_back(connection);
+      for (auto& [id, connection] : connections_) left.push_back(connection);
       connections_.clear();
     }
     left.clear();
@@ -638,6 +673,7 @@ HttpsServer::Stats ConnectionEngine::stats() const {
   stats.evicted = evicted_.load();
   stats.timed_out = timed_out_.load();
   stats.requests = requests_.load();
+  stats.event_loops = loop_threads_.size();
   if (pool_) {
     const WorkerPool::Stats pool = pool_->stats();
     stats.worker_threads = pool.threads;
@@ -658,17 +694,17 @@ void ConnectionEngine::log_throttled(LogLevel level, const char* message, const 
   logger_->log(level, message, fields);
 }
 
-std::vector<std::shared_ptr<Connection>> ConnectionEngine::snapshot() const {
-  std::vector<std::shared_ptr<Connection>> all;
+std::vector<ConnectionEngine::ConnectionPtr> ConnectionEngine::snapshot() const {
+  std::vector<ConnectionPtr> all;
   std::lock_guard lock(registry_mutex_);
   all.reserve(connections_.size());
-  for (const auto& [raw, connection] : connections_) all.push_back(connection);
+  for (const auto& [id, connection] : connections_) all.push_back(connection);
   return all;
 }
 
 void ConnectionEngine::remove_from_registry(Connection& connection) {
   std::lock_guard lock(registry_mutex_);
-  connections_.erase(&connection);
+  connections_.erase(connection.id);
   if (connections_.empty()) registry_empty_.notify_all();
 }
 
@@ -695,64 +731,40 @@ void ConnectionEngine::close_connection(Connection& connection, bool graceful) {
   close_fd(connection.fd);
   connection.input.clear();
   connection.input.shrink_to_fit();
+  connection.output.clear();
+  connection.output.shrink_to_fit();
   account_input(connection);
   remove_from_registry(connection);
 }
 
+// Every loop thread runs this over the one epoll set; EPOLLONESHOT hands each ready
+// connection to exactly one of them, which serves it to completion and parks it again.
 void ConnectionEngine::loop_main() {
-  constexpr int kMaxEvents = 256;
+  constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
-  auto next_sweep = Clock::now();
-  auto stop_deadline = Clock::time_point::max();
-  bool listening = true;
-  bool tasks_waiting = false;
-  while (true) {
+  while (!loops_exit_) {
     try {
-      // Look again soon while stopping (workers finishing their last request leave the
-      // registry) and while tasks wait for a worker (the pool may have to grow).
-      const int count = ::epoll_wait(epoll_fd_, events, kMaxEvents, stopping_ || tasks_waiting ? 5 : 100);
+      // Look again soon while stopping or draining (connections finishing their last request
+      // leave the registry) and while tasks wait for a worker (the pool may have to grow).
+      const bool hurry = stopping_ || draining_ || pool_tasks_waiting_;
+      const int count = ::epoll_wait(epoll_fd_, events, kMaxEvents, hurry ? 5 : 100);
       if (count < 0 && errno != EINTR) {
         log_throttled(LogLevel::Error, "epoll_wait failed", {{"listener", config_.name}, {"error", errno_text(errno)}},
                       last_error_log_);
       }
       for (int i = 0; i < count; ++i) {
-        void* tag = events[i].data.ptr;
-        if (tag == &wake_tag_) {
+        const uint64_t tag = events[i].data.u64;
+        if (tag == kWakeTag) {
           uint64_t value;
           [[maybe_unused]] ssize_t ignored = ::read(wake_fd_, &value, sizeof value);
-        } else if (tag == &listen_tag_) {
-          if (listening) accept_connections();
+          sweep_requested_ = true;
+        } else if (tag == kListenTag) {
+          accept_connections();
         } else {
-          dispatch(static_cast<Connection*>(tag));
+          dispatch(tag);
         }
       }
-      closed_in_batch_.clear();
-      tasks_waiting = pool_->maintain();
-
-      const auto now = Clock::now();
-      if (listening && stop_accepting_requested_) {
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
-        close_fd(listen_fd_);
-        listening = false;
-      }
-      if (listening && accept_paused_until_ != Clock::time_point{} && now >= accept_paused_until_) {
-        accept_paused_until_ = {};
-        epoll_event listen_event{};
-        listen_event.events = EPOLLIN;
-        listen_event.data.ptr = &listen_tag_;
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &listen_event);
-      }
-      const bool stopping = stopping_.load();
-      if (stopping && stop_deadline == Clock::time_point::max()) stop_deadline = now + std::chrono::seconds(5);
-      if (now >= next_sweep || stopping || draining_) {
-        sweep(now, stopping);
-        closed_in_batch_.clear();
-        next_sweep = now + std::chrono::milliseconds(100);
-      }
-      if (stopping) {
-        std::unique_lock lock(registry_mutex_);
-        if (connections_.empty() || now >= stop_deadline) break;
-      }
+      housekeeping();
     } catch (const std::exception& e) {
       log_throttled(LogLevel::Error, "connection event loop error", {{"listener", config_.name}, {"error", e.what()}},
                     last_error_log_);
@@ -760,6 +772,40 @@ void ConnectionEngine::loop_main() {
       log_throttled(LogLevel::Error, "connection event loop error", {{"listener", config_.name}}, last_error_log_);
     }
   }
+}
+
+// Timers, the listener's state and shutdown; done by whichever loop thread gets here first.
+void ConnectionEngine::housekeeping() {
+  std::unique_lock lock(housekeeping_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  pool_tasks_waiting_ = pool_->maintain();
+  const auto now = Clock::now();
+  if (listening_ && stop_accepting_requested_) {
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+    close_fd(listen_fd_);
+    listening_ = false;
+  }
+  if (listening_ && accept_paused_until_ != Clock::time_point{} && now >= accept_paused_until_) {
+    accept_paused_until_ = {};
+    arm_listener_locked(true);
+  }
+  const bool stopping = stopping_.load();
+  if (stopping && stop_deadline_ == Clock::time_point::max()) stop_deadline_ = now + std::chrono::seconds(5);
+  if (now >= next_sweep_ || stopping || draining_ || sweep_requested_.exchange(false)) {
+    sweep(now, stopping);
+    next_sweep_ = now + std::chrono::milliseconds(100);
+  }
+  if (stopping) {
+    std::unique_lock registry_lock(registry_mutex_);
+    if (connections_.empty() || now >= stop_deadline_) loops_exit_ = true;
+  }
+}
+
+void ConnectionEngine::arm_listener_locked(bool armed) {
+  epoll_event listen_event{};
+  listen_event.events = armed ? EPOLLIN | EPOLLONESHOT : 0;
+  listen_event.data.u64 = kListenTag;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &listen_event);
 }
 
 bool ConnectionEngine::make_room_for_one_more() {
@@ -770,7 +816,7 @@ bool ConnectionEngine::make_room_for_one_more() {
   // Drop the parked connection least likely to matter: one that never finished its TLS
   // handshake, else the longest idle keep-alive connection. Connections with a request in
   // progress are never dropped for a newcomer.
-  std::shared_ptr<Connection> victim;
+  ConnectionPtr victim;
   int victim_rank = 0;
   Clock::time_point victim_since{};
   for (const auto& connection : snapshot()) {
@@ -779,7 +825,7 @@ bool ConnectionEngine::make_room_for_one_more() {
     int rank = 0;
     Clock::time_point since = connection->accepted_at;
     if (connection->ssl != nullptr && !connection->tls_established) rank = 2;
-    else if (connection->input.empty()) rank = 1, since = connection->deadline;
+    else if (connection->input.empty() && connection->output.empty()) rank = 1, since = connection->deadline;
     if (rank == 0) continue;
     if (!victim || rank > victim_rank || (rank == victim_rank && since < victim_since)) {
       victim = connection;
@@ -793,12 +839,13 @@ bool ConnectionEngine::make_room_for_one_more() {
     if (!victim->parked || victim->closed) return false;
   }
   close_connection(*victim, false);
-  closed_in_batch_.push_back(victim);
   ++evicted_;
   return true;
 }
 
 void ConnectionEngine::accept_connections() {
+  std::lock_guard housekeeping_lock(housekeeping_mutex_);
+  if (!listening_) return;
   for (int accepted_now = 0; accepted_now < 256; ++accepted_now) {
     sockaddr_storage peer{};
     socklen_t peer_length = sizeof peer;
@@ -806,16 +853,12 @@ void ConnectionEngine::accept_connections() {
     if (fd < 0) {
       const int error = errno;
       if (error == EINTR || error == ECONNABORTED) continue;
-      if (error == EAGAIN || error == EWOULDBLOCK) return;
+      if (error == EAGAIN || error == EWOULDBLOCK) break;
       // Out of descriptors or memory: stop polling the listener for a moment instead of spinning.
       log_throttled(LogLevel::Warn, "accept failed; pausing accepts",
                     {{"listener", config_.name}, {"error", errno_text(error)}}, last_error_log_);
-      epoll_event listen_event{};
-      listen_event.events = 0;
-      listen_event.data.ptr = &listen_tag_;
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &listen_event);
       accept_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
-      return;
+      return;  // the listener stays disarmed until housekeeping re-arms it
     }
     if (draining_ || !make_room_for_one_more()) {
       ::close(fd);
@@ -827,6 +870,7 @@ void ConnectionEngine::accept_connections() {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 
     auto connection = std::make_shared<Connection>();
+    connection->id = next_id_++;
     connection->fd = fd;
     connection->accepted_at = Clock::now();
     connection->framer = RequestFramer(config_.limits);
@@ -848,7 +892,7 @@ void ConnectionEngine::accept_connections() {
     }
     {
       std::lock_guard lock(registry_mutex_);
-      connections_.emplace(connection.get(), connection);
+      connections_.emplace(connection->id, connection);
     }
     ++accepted_;
     // The first bytes (ClientHello or request) must come within the read timeout.
@@ -857,7 +901,7 @@ void ConnectionEngine::accept_connections() {
     connection->deadline = connection->accepted_at + config_.read_timeout;
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
-    event.data.ptr = connection.get();
+    event.data.u64 = connection->id;
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
       connection->parked = false;
       connection->closed = true;
@@ -865,20 +909,24 @@ void ConnectionEngine::accept_connections() {
       remove_from_registry(*connection);
     }
   }
+  arm_listener_locked(true);
 }
 
-void ConnectionEngine::dispatch(Connection* raw) {
-  std::shared_ptr<Connection> connection;
+void ConnectionEngine::dispatch(uint64_t id) {
+  ConnectionPtr connection;
   {
-    std::lock_guard lock(raw->handover);
-    if (!raw->parked || raw->closed) return;
-    raw->parked = false;
-    connection = raw->shared_from_this();
+    std::lock_guard lock(registry_mutex_);
+    const auto found = connections_.find(id);
+    if (found == connections_.end()) return;  // closed since the event was queued
+    connection = found->second;
   }
-  if (stopping_ || !pool_->submit([this, connection] { serve(connection); })) {
-    close_connection(*connection, false);
-    closed_in_batch_.push_back(connection);
+  {
+    std::lock_guard lock(connection->handover);
+    if (!connection->parked || connection->closed) return;
+    connection->parked = false;
   }
+  if (stopping_) return close_connection(*connection, false);
+  serve(connection, false);
 }
 
 void ConnectionEngine::sweep(Clock::time_point now, bool stopping) {
@@ -889,11 +937,11 @@ void ConnectionEngine::sweep(Clock::time_point now, bool stopping) {
       std::lock_guard lock(connection->handover);
       if (connection->closed) continue;
       if (!connection->parked) {
-        // Served by a worker right now. When stopping, unblock it: its reads and writes fail.
+        // Being served right now. When stopping, unblock it: its reads and writes fail.
         if (stopping && connection->fd >= 0) ::shutdown(connection->fd, SHUT_RDWR);
         continue;
       }
-      const bool idle = connection->tls_established && connection->input.empty();
+      const bool idle = connection->tls_established && connection->input.empty() && connection->output.empty();
       const bool handshaking = !connection->tls_established;
       if (stopping || (draining_ && (idle || handshaking))) close = true;
       else if (now >= connection->deadline) close = true, timed_out = !connection->lingering;
@@ -901,27 +949,29 @@ void ConnectionEngine::sweep(Clock::time_point now, bool stopping) {
     if (!close) continue;
     if (timed_out) ++timed_out_;
     close_connection(*connection, !timed_out);
-    closed_in_batch_.push_back(connection);
   }
 }
 
-void ConnectionEngine::park(const std::shared_ptr<Connection>& connection, uint32_t events, Clock::time_point deadline) {
+void ConnectionEngine::park(const ConnectionPtr& connection, uint32_t events, Clock::time_point deadline) {
   std::lock_guard lock(connection->handover);
   if (connection->closed) return;
   connection->deadline = deadline;
   epoll_event event{};
   event.events = events | EPOLLRDHUP | EPOLLONESHOT;
-  event.data.ptr = connection.get();
+  event.data.u64 = connection->id;
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, connection->fd, &event) != 0) {
     // Cannot wait for it: give the connection up (closed by the sweep, which sees it parked
     // with a deadline in the past).
     connection->deadline = Clock::time_point{};
   }
   connection->parked = true;
-  if (draining_) wake();  // let the loop close it if it is idle now
+  if (draining_) wake();  // let housekeeping close it if it is idle now
 }
 
-ConnectionEngine::ReadResult ConnectionEngine::read_available(Connection& connection) {
+// Reads until `frame` (scanned as bytes arrive) is complete or the socket has nothing more.
+// Reading stops at a complete request, so a client pipelining without end is held back by TCP
+// flow control instead of filling the buffer.
+ConnectionEngine::ReadResult ConnectionEngine::read_request(Connection& connection, RequestFrame& frame) {
   const size_t capacity = config_.limits.max_head_bytes * 2 + config_.limits.max_body_bytes * 2;
   char chunk[16 * 1024];
   ReadResult result = ReadResult::Full;
@@ -955,58 +1005,59 @@ ConnectionEngine::ReadResult ConnectionEngine::read_available(Connection& connec
     }
     if (connection.input.empty()) connection.request_started_at = Clock::now();
     connection.input.append(chunk, static_cast<size_t>(n));
+    frame = connection.framer.scan(connection.input);
+    if (frame.state != RequestFrame::State::Incomplete) {
+      result = ReadResult::Framed;
+      break;
+    }
   }
   account_input(connection);
   return result;
 }
 
-bool ConnectionEngine::write_all(Connection& connection, std::string_view data) {
-  const auto deadline = Clock::now() + config_.write_timeout;
-  while (!data.empty()) {
-    ssize_t written;
-    bool want_read = false;
-    if (connection.ssl != nullptr) {
-      ERR_clear_error();
-      const int n = SSL_write(connection.ssl, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 30)));
-      if (n > 0) {
-        written = n;
-      } else {
-        const int reason = SSL_get_error(connection.ssl, n);
-        ERR_clear_error();
-        if (reason != SSL_ERROR_WANT_WRITE && reason != SSL_ERROR_WANT_READ) return false;
-        want_read = reason == SSL_ERROR_WANT_READ;
-        written = 0;
-      }
-    } else {
-      written = ::send(connection.fd, data.data(), data.size(), MSG_NOSIGNAL);
-      if (written < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
-        written = 0;
-      }
-    }
-    data.remove_prefix(static_cast<size_t>(written));
-    if (data.empty()) break;
-    if (written == 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0 || stopping_) return false;
-      pollfd waiting{connection.fd, static_cast<short>(want_read ? POLLIN : POLLOUT), 0};
-      WorkerPool::BlockedOnClient blocked;  // lets the pool add a thread if this lasts
-      const int ready = ::poll(&waiting, 1, static_cast<int>(std::min<long long>(left, 200)));
-      if (ready < 0 && errno != EINTR) return false;
-      if (ready > 0 && (waiting.revents & (POLLERR | POLLHUP | POLLNVAL))) return false;
-    }
-  }
-  return true;
+void ConnectionEngine::queue_output(Connection& connection, std::string text, Connection::AfterOutput after) {
+  connection.output = std::move(text);
+  connection.output_sent = 0;
+  connection.after_output = after;
+  connection.output_deadline = Clock::now() + config_.write_timeout;
 }
 
-// Answers one request (complete, too large or unusable); says what becomes of the connection.
+// Writes what the socket takes now; never waits (the caller parks the connection instead).
+ConnectionEngine::Flush ConnectionEngine::flush_output(Connection& connection) {
+  while (connection.output_sent < connection.output.size()) {
+    const char* data = connection.output.data() + connection.output_sent;
+    const size_t size = connection.output.size() - connection.output_sent;
+    if (connection.ssl != nullptr) {
+      ERR_clear_error();
+      const int n = SSL_write(connection.ssl, data, static_cast<int>(std::min<size_t>(size, 1 << 30)));
+      if (n > 0) {
+        connection.output_sent += static_cast<size_t>(n);
+        continue;
+      }
+      const int reason = SSL_get_error(connection.ssl, n);
+      ERR_clear_error();
+      if (reason == SSL_ERROR_WANT_WRITE) return Flush::WantWrite;
+      if (reason == SSL_ERROR_WANT_READ) return Flush::WantRead;
+      return Flush::Failed;
+    }
+    const ssize_t n = ::send(connection.fd, data, size, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? Flush::WantWrite : Flush::Failed;
+    }
+    connection.output_sent += static_cast<size_t>(n);
+  }
+  return Flush::Done;
+}
+
+// Answers one request (complete, too large or unusable) into connection.output; says what
+// becomes of the connection once that is written.
 ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, const RequestFrame& frame,
                                                        bool peer_finished) {
   if (frame.state == RequestFrame::State::Invalid) {
     if (metrics_ != nullptr) metrics_->count_http_error(frame.error_status);
-    return write_all(connection, canned_response(frame.error_status, frame.error)) ? AfterAnswer::Close
-                                                                                   : AfterAnswer::Abort;
+    connection.output = canned_response(frame.error_status, frame.error);
+    return AfterAnswer::Close;
   }
   const bool too_large = frame.state == RequestFrame::State::TooLarge;
   std::string_view request = connection.input;
@@ -1026,13 +1077,14 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
   current_request = nullptr;
   ++requests_;
   ++connection.requests;
-  if (stream.output().empty() || !write_all(connection, stream.output())) return AfterAnswer::Abort;
+  connection.output = std::move(stream.output());
+  if (connection.output.empty()) return AfterAnswer::Abort;
   if (!served || connection_closed || context.close_after_response || too_large || peer_finished || draining_)
     return AfterAnswer::Close;
   return AfterAnswer::KeepOpen;
 }
 
-void ConnectionEngine::start_lingering(const std::shared_ptr<Connection>& connection) {
+void ConnectionEngine::start_lingering(const ConnectionPtr& connection) {
   Connection& c = *connection;
   if (c.ssl != nullptr && c.tls_established) {
     ERR_clear_error();
@@ -1048,7 +1100,7 @@ void ConnectionEngine::start_lingering(const std::shared_ptr<Connection>& connec
   continue_lingering(connection);
 }
 
-void ConnectionEngine::continue_lingering(const std::shared_ptr<Connection>& connection) {
+void ConnectionEngine::continue_lingering(const ConnectionPtr& connection) {
   constexpr size_t kMaxDiscarded = 64u << 20;
   const auto linger_for = std::min<std::chrono::milliseconds>(config_.read_timeout, std::chrono::seconds(2));
   Connection& c = *connection;
@@ -1067,9 +1119,9 @@ void ConnectionEngine::continue_lingering(const std::shared_ptr<Connection>& con
   close_connection(c, false);
 }
 
-void ConnectionEngine::serve(const std::shared_ptr<Connection>& connection) {
+void ConnectionEngine::serve(const ConnectionPtr& connection, bool on_worker) {
   try {
-    serve_rounds(connection);
+    serve_rounds(connection, on_worker);
   } catch (const std::exception& e) {
     log_throttled(LogLevel::Error, "connection error", {{"listener", config_.name}, {"error", e.what()}}, last_error_log_);
     close_connection(*connection, false);
@@ -1078,7 +1130,11 @@ void ConnectionEngine::serve(const std::shared_ptr<Connection>& connection) {
   }
 }
 
-void ConnectionEngine::serve_rounds(const std::shared_ptr<Connection>& connection) {
+// The connection's state machine, run until it has to wait for the client: handshake, write
+// what is pending, read, answer every complete request. Nothing here blocks; waiting is always
+// parking in epoll with a deadline.
+void ConnectionEngine::serve_rounds(const ConnectionPtr& connection, bool on_worker) {
+  using AfterOutput = Connection::AfterOutput;
   Connection& c = *connection;
   for (int round = 0;; ++round) {
     if (stopping_) return close_connection(c, false);
@@ -1098,13 +1154,35 @@ void ConnectionEngine::serve_rounds(const std::shared_ptr<Connection>& connectio
       }
     }
 
-    const ReadResult read = read_available(c);
-    if (read == ReadResult::Error) return close_connection(c, false);
-    const bool peer_finished = read == ReadResult::Eof;
-    RequestFrame frame = c.framer.scan(c.input);
+    if (!c.output.empty()) {
+      switch (flush_output(c)) {
+        case Flush::WantWrite: return park(connection, EPOLLOUT, c.output_deadline);
+        case Flush::WantRead: return park(connection, EPOLLIN, c.output_deadline);
+        case Flush::Failed: return close_connection(c, false);
+        case Flush::Done: break;
+      }
+      c.output.clear();
+      if (c.output.capacity() > 64 * 1024) c.output.shrink_to_fit();
+      c.output_sent = 0;
+      if (c.after_output == AfterOutput::Close) return close_connection(c, true);
+      if (c.after_output == AfterOutput::Linger) return start_lingering(connection);
+      if (round >= 32) {
+        // A client pipelining many requests yields the thread now and then: parked for
+        // writability, it is handed out again at once, behind the connections already waiting.
+        return park(connection, EPOLLIN | EPOLLOUT, Clock::now() + config_.read_timeout);
+      }
+    }
+
+    RequestFrame frame = c.framer.scan(c.input);  // a pipelined request may be here already
+    bool peer_finished = false;
     if (frame.state == RequestFrame::State::Incomplete) {
-      if (read == ReadResult::Full) frame.state = RequestFrame::State::TooLarge;
-      else if (peer_finished) return close_connection(c, false);
+      const ReadResult read = read_request(c, frame);
+      if (read == ReadResult::Error) return close_connection(c, false);
+      peer_finished = read == ReadResult::Eof;
+      if (frame.state == RequestFrame::State::Incomplete) {
+        if (read == ReadResult::Full) frame.state = RequestFrame::State::TooLarge;
+        else if (peer_finished) return close_connection(c, false);
+      }
     }
     if (frame.state == RequestFrame::State::Incomplete) {
       if (c.input.empty()) {
@@ -1113,32 +1191,39 @@ void ConnectionEngine::serve_rounds(const std::shared_ptr<Connection>& connectio
       }
       if (buffered_bytes_.load() > config_.max_buffered_bytes) {
         if (metrics_ != nullptr) metrics_->count_http_error(503);
-        write_all(c, canned_response(503, "server busy: too many request bytes in flight"));
-        return start_lingering(connection);
+        queue_output(c, canned_response(503, "server busy: too many request bytes in flight"), AfterOutput::Linger);
+        continue;
       }
       if (frame.head_complete && frame.expects_continue && !c.continue_sent) {
         c.continue_sent = true;
-        if (!write_all(c, "HTTP/1.1 100 Continue\r\n\r\n")) return close_connection(c, false);
+        queue_output(c, "HTTP/1.1 100 Continue\r\n\r\n", AfterOutput::KeepServing);
+        continue;
       }
       return park(connection, EPOLLIN, c.request_started_at + config_.read_timeout);
+    }
+    if (frame.state == RequestFrame::State::Complete && frame.total_bytes > config_.inline_request_bytes && !on_worker) {
+      // A large review: decoding it would hold up this loop's other connections.
+      if (!pool_->submit([this, connection] { serve(connection, true); })) close_connection(c, false);
+      return;
     }
 
     const AfterAnswer after = answer(c, frame, peer_finished);
     if (after == AfterAnswer::Abort) return close_connection(c, false);
-    // The client may still be sending the body we refused: linger so it reads the answer.
-    if (frame.state != RequestFrame::State::Complete && !peer_finished) return start_lingering(connection);
-    if (after == AfterAnswer::Close) return close_connection(c, true);
-
-    c.input.erase(0, frame.total_bytes);
-    if (c.input.capacity() > 64 * 1024 && c.input.size() < 16 * 1024) c.input.shrink_to_fit();
-    account_input(c);
-    c.framer.reset();
-    c.continue_sent = false;
-    if (!c.input.empty()) c.request_started_at = Clock::now();
-    if (round >= 16) {
-      // A client pipelining many requests yields its worker now and then.
-      if (!pool_->submit([this, connection] { serve(connection); })) close_connection(c, false);
-      return;
+    c.output_sent = 0;
+    c.output_deadline = Clock::now() + config_.write_timeout;
+    if (frame.state != RequestFrame::State::Complete && !peer_finished) {
+      // The client may still be sending the body we refused: linger so it reads the answer.
+      c.after_output = AfterOutput::Linger;
+    } else if (after == AfterAnswer::Close) {
+      c.after_output = AfterOutput::Close;
+    } else {
+      c.after_output = AfterOutput::KeepServing;
+      c.input.erase(0, frame.total_bytes);
+      if (c.input.capacity() > 64 * 1024 && c.input.size() < 16 * 1024) c.input.shrink_to_fit();
+      account_input(c);
+      c.framer.reset();
+      c.continue_sent = false;
+      if (!c.input.empty()) c.request_started_at = Clock::now();
     }
   }
 }
@@ -1162,13 +1247,6 @@ bool is_json_content_type(std::string_view value) {
   for (size_t i = 0; i < value.size(); ++i)
     if (ascii_lower(value[i]) != kJson[i]) return false;
   return true;
-}
-
-// 4 per hardware thread, at least 8; at most 64, since tasks never wait on clients (the pool
-// grows by itself when one does) and more core threads would only idle.
-size_t default_worker_threads() {
-  const size_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  return std::clamp<size_t>(hardware * 4, 8, 64);
 }
 
 }  // namespace
@@ -1408,9 +1486,11 @@ bool HttpsServer::start(std::string& error) {
   main_config.write_timeout = s.options.write_timeout;
   main_config.idle_timeout = s.options.idle_timeout;
   main_config.max_connections = std::max<size_t>(1, s.options.max_connections);
-  main_config.core_threads = s.options.worker_threads != 0 ? s.options.worker_threads : default_worker_threads();
-  main_config.max_threads = s.options.max_worker_threads != 0 ? s.options.max_worker_threads
-                                                              : std::max<size_t>(256, 2 * main_config.core_threads);
+  main_config.event_loops = s.options.event_loops != 0 ? s.options.event_loops : usable_cpus();
+  main_config.inline_request_bytes = s.options.inline_request_bytes;
+  main_config.core_threads = s.options.worker_threads != 0 ? s.options.worker_threads : 2;
+  main_config.max_threads = std::max(main_config.core_threads,
+                                     s.options.max_worker_threads != 0 ? s.options.max_worker_threads : size_t{64});
   main_config.max_buffered_bytes = std::max<size_t>(256u << 20, 4 * s.options.max_body_bytes);
   s.main_engine = std::make_unique<ConnectionEngine>(main_config, s.main_router, s.logger, s.metrics);
   if (!s.main_engine->start(main_fd, error)) {
@@ -1424,6 +1504,7 @@ bool HttpsServer::start(std::string& error) {
     metrics_config.tls = nullptr;
     metrics_config.limits.max_body_bytes = 64 * 1024;
     metrics_config.max_connections = std::max<size_t>(1, s.options.metrics_max_connections);
+    metrics_config.event_loops = 1;
     metrics_config.core_threads = 1;
     metrics_config.max_threads = 4;
     metrics_config.max_buffered_bytes = 16u << 20;

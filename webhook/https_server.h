@@ -1,12 +1,15 @@
 // The webhook's network front end (SPEC 6): POST /validate and /mutate, GET /healthz and
 // /readyz over TLS on the main port, GET /metrics in plain HTTP on the metrics port.
 //
-// Connections are multiplexed by an epoll event loop; a worker thread is only taken for a TLS
-// handshake step, for reading what a socket has, or for answering a request that has arrived
-// completely. Idle keep-alive connections, clients that never start TLS and clients that stall
-// half-way through a request therefore hold a socket each (bounded by max_connections and
-// closed after their timeout), never a thread. httplib parses requests and writes responses;
-// its own thread-per-connection server loop is not used.
+// Connections are multiplexed by one epoll set served by a few event loop threads (one per
+// usable CPU): the thread that epoll hands a ready connection to does the TLS handshake step,
+// reads what the socket has, answers every complete request and writes the response, without
+// ever blocking; whenever the client has to act first, the connection is parked in epoll with a
+// deadline. Idle keep-alive connections, clients that never start TLS, clients that stall
+// half-way through a request and clients that do not read their responses therefore hold a
+// socket each (bounded by max_connections and closed after their timeout), never a thread.
+// Only requests too large to answer without delaying the loop go to a worker pool. httplib
+// parses requests and writes responses; its own thread-per-connection server loop is not used.
 //
 // The serving certificate lives in an atomically swapped holder: each new handshake takes the
 // newest one (OpenSSL certificate callback), established connections keep theirs.
@@ -82,9 +85,16 @@ struct HttpsServerOptions {
   // Open TLS connections; at the limit the oldest connection not serving a request is dropped.
   size_t max_connections = 1024;
   size_t metrics_max_connections = 64;
-  // Core worker threads (0: 4 x hardware threads, within 8..64). When tasks wait and a worker
-  // has been stuck on one for 10 ms (a client not reading its response), the pool grows, up to
-  // max_worker_threads (0: max(256, 2 x core)).
+  // Event loop threads (0: one per CPU this process may use; see cpu_budget.h). Each one
+  // handshakes, reads, answers and writes the connections epoll hands it, start to finish, so
+  // a request costs no thread hand-off.
+  size_t event_loops = 0;
+  // Requests larger than this are answered by the worker pool instead of the event loop that
+  // read them, so that decoding a multi-megabyte review does not delay the loop's other
+  // connections.
+  size_t inline_request_bytes = 256 * 1024;
+  // Worker threads for those large requests (0: 2). More are started, up to
+  // max_worker_threads (0: 64), while requests wait and a worker has spent 10 ms of CPU on one.
   size_t worker_threads = 0;
   size_t max_worker_threads = 0;
   // SIGTERM: how long in-flight requests may take before connections are cut.
@@ -129,6 +139,7 @@ class HttpsServer {
     unsigned long long evicted = 0;    // dropped at max_connections
     unsigned long long timed_out = 0;  // handshake, request or idle timeout
     unsigned long long requests = 0;
+    size_t event_loops = 0;
     size_t worker_threads = 0;
     size_t busy_workers = 0;
     size_t peak_worker_threads = 0;

@@ -36,35 +36,12 @@ void WorkerPool::start_worker_locked(bool core) {
   }
 }
 
-namespace {
-thread_local std::atomic<int64_t>* current_blocked_since = nullptr;
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
-
-WorkerPool::BlockedOnClient::BlockedOnClient() {
-  if (current_blocked_since) current_blocked_since->store(now_ns(), std::memory_order_relaxed);
-}
-
-WorkerPool::BlockedOnClient::~BlockedOnClient() {
-  if (current_blocked_since) current_blocked_since->store(0, std::memory_order_relaxed);
-}
-
 void WorkerPool::grow_if_stalled_locked(Clock::time_point now) {
   if (stopping_ || tasks_.size() <= idle_) return;
   size_t stalled = 0;
-  const int64_t now_since_epoch =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   const int64_t threshold = std::chrono::duration_cast<std::chrono::nanoseconds>(stall_threshold_).count();
   for (const Worker& worker : workers_) {
     if (worker.exited || worker.busy_since == Clock::time_point{} || now - worker.busy_since <= stall_threshold_) continue;
-    const int64_t blocked = worker.blocked_since_ns.load(std::memory_order_relaxed);
-    if (blocked != 0 && now_since_epoch - blocked > threshold) {
-      ++stalled;
-      continue;
-    }
     timespec cpu{};
     if (worker.has_cpu_clock && clock_gettime(worker.cpu_clock, &cpu) == 0) {
       const int64_t used = static_cast<int64_t>(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec -
@@ -118,7 +95,6 @@ bool WorkerPool::maintain() {
 }
 
 void WorkerPool::worker_main(Worker* self) {
-  current_blocked_since = &self->blocked_since_ns;
   {
     std::lock_guard guard(mutex_);
     self->has_cpu_clock = pthread_getcpuclockid(pthread_self(), &self->cpu_clock) == 0;

@@ -1,8 +1,9 @@
-// An elastic worker pool (an httplib::TaskQueue) for the connection engine. `core_threads`
-// threads always run. More are started, up to `max_threads`, only when tasks are waiting and a
-// worker has been blocked on a client (BlockedOnClient: a response waiting for a client that
-// does not read) or has used more than `stall_threshold` of CPU on one task. CPU saturation is never answered with more
-// threads: on a busy core they would only add context switches. Threads above the core count
+// An elastic worker pool (an httplib::TaskQueue) for the connection engine's large requests.
+// `core_threads` threads always run. More are started, up to `max_threads`, only when tasks are
+// waiting and a worker has itself used more than `stall_threshold` of CPU on one task (a huge
+// review), so that one slow request does not hold up the ones queued behind it. CPU saturation
+// alone is never answered with more threads: on a busy core they would only add context
+// switches. Threads above the core count
 // exit after `idle_exit` without work. Submitting never blocks, and an exception escaping a task
 // is caught and counted in the pool, never ending a thread.
 #pragma once
@@ -34,15 +35,6 @@ class WorkerPool : public httplib::TaskQueue {
   // Queues `task`; false only after shutdown() began.
   bool submit(std::function<void()> task);
 
-  // Marks the calling worker as blocked on a client (e.g. waiting for a socket to become
-  // writable) for the scope's lifetime. Outside a pool thread it does nothing.
-  class BlockedOnClient {
-   public:
-    BlockedOnClient();
-    ~BlockedOnClient();
-    BlockedOnClient(const BlockedOnClient&) = delete;
-    BlockedOnClient& operator=(const BlockedOnClient&) = delete;
-  };
   void enqueue(std::function<void()> task) override { submit(std::move(task)); }
   // Starts threads for stalled workers if tasks are waiting (also done by submit). Returns true
   // while tasks are waiting, so that the caller checks again soon.
@@ -66,14 +58,9 @@ class WorkerPool : public httplib::TaskQueue {
     bool core = false;
     bool exited = false;
     Clock::time_point busy_since{};  // epoch while idle
-    // Nanoseconds since the clock's epoch when the task started waiting on a client (see
-    // BlockedOnClient); 0 while it is not. Only such workers make the pool grow: a worker
-    // that is merely busy, or waiting for the CPU, would not be helped by more threads.
-    std::atomic<int64_t> blocked_since_ns{0};
-    // The worker's CPU clock, and its reading when the current task started: a task that has
-    // itself used more than `stall_threshold` of CPU (e.g. a long run of pipelined requests)
-    // also counts as stuck. Wall-clock time alone does not: on a saturated core it is mostly
-    // time spent waiting for the CPU.
+    // The worker's CPU clock, and its reading when the current task started: only a task that
+    // has itself used more than `stall_threshold` of CPU counts as stuck. Wall-clock time alone
+    // does not: on a saturated core it is mostly time spent waiting for the CPU.
     clockid_t cpu_clock{};
     bool has_cpu_clock = false;
     std::atomic<int64_t> task_cpu_start_ns{0};

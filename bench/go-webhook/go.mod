@@ -1,0 +1,3 @@
+module gpu-admission/bench/go-webhook
+
+go 1.19
