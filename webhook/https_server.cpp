@@ -26,7 +26,6 @@
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -40,7 +39,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -345,6 +346,7 @@ SSL_CTX* create_tls_context(IdentityHolder* holder, std::string& error) {
   }
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_CTX_set_read_ahead(ctx, 1);  // a record header and its body in one read(2)
   SSL_CTX_set_cert_cb(ctx, select_certificate, holder);
   return ctx;
 }
@@ -460,12 +462,67 @@ socket_t BufferedStream::socket() const { return connection_.fd; }
 
 std::string_view reason_phrase(int status) {
   switch (status) {
+    case 200: return "OK";
     case 400: return "Bad Request";
+    case 415: return "Unsupported Media Type";
+    case 500: return "Internal Server Error";
     case 413: return "Payload Too Large";
     case 431: return "Request Header Fields Too Large";
     case 503: return "Service Unavailable";
     default: return "Error";
   }
+}
+
+// A POST with a Content-Length body, exactly one Content-Type header, no Expect, and at most
+// one Connection header of "close" or "keep-alive", over HTTP/1.1: the shape of every request
+// the API server sends. Anything else is parsed by httplib.
+struct DirectRequest {
+  std::string_view path;  // the target without its query ("?timeout=10s")
+  std::string_view content_type;
+  std::string_view body;
+  bool close = false;  // answer with "Connection: close" and close
+  std::string_view remote_ip;
+  int remote_port = 0;
+};
+
+std::optional<DirectRequest> direct_request(const RequestFrame& frame, std::string_view request) {
+  if (frame.state != RequestFrame::State::Complete || frame.chunked || frame.expects_continue || !frame.http_1_1 ||
+      frame.content_type_headers != 1 || frame.connection == RequestFrame::ConnectionHeader::Other ||
+      frame.method.in(request) != "POST")
+    return std::nullopt;
+  DirectRequest direct;
+  const std::string_view target = frame.target.in(request);
+  direct.path = target.substr(0, target.find('?'));
+  direct.content_type = frame.content_type.in(request);
+  direct.body = request.substr(frame.head_bytes, frame.total_bytes - frame.head_bytes);
+  direct.close = frame.connection == RequestFrame::ConnectionHeader::Close;
+  return direct;
+}
+
+// The response bytes, laid out the way httplib writes them (headers in its order), so that a
+// client cannot tell which path answered.
+void write_http_response(int status, std::string_view content_type, std::string_view body, bool close,
+                         std::chrono::milliseconds keep_alive_timeout, std::string& out) {
+  out.clear();
+  out.reserve(body.size() + 160);
+  out += "HTTP/1.1 ";
+  out += std::to_string(status);
+  out += ' ';
+  out += reason_phrase(status);
+  out += "\r\n";
+  if (close) out += "Connection: close\r\n";
+  out += "Content-Length: ";
+  out += std::to_string(body.size());
+  out += "\r\nContent-Type: ";
+  out += content_type;
+  out += "\r\n";
+  if (!close) {
+    out += "Keep-Alive: timeout=";
+    out += std::to_string(std::max<long long>(1, keep_alive_timeout.count() / 1000));
+    out += ", max=1000000\r\n";
+  }
+  out += "\r\n";
+  out += body;
 }
 
 // A response written by the engine itself, for requests httplib never sees.
@@ -495,6 +552,10 @@ struct EngineConfig {
   size_t inline_request_bytes = 256 * 1024;
   size_t core_threads = 2;
   size_t max_threads = 64;
+  // Answers the plain requests that make up nearly all of the traffic without httplib (see
+  // DirectRequest); returns false to leave the request to httplib. Empty: everything goes
+  // through httplib.
+  std::function<bool(const DirectRequest&, std::string& response)> direct_handler;
 };
 
 class ConnectionEngine {
@@ -582,6 +643,7 @@ class ConnectionEngine {
   std::atomic<unsigned long long> evicted_{0};
   std::atomic<unsigned long long> timed_out_{0};
   std::atomic<unsigned long long> requests_{0};
+  std::atomic<unsigned long long> direct_requests_{0};
 };
 
 bool ConnectionEngine::start(int listen_fd, std::string& error) {
@@ -673,6 +735,7 @@ HttpsServer::Stats ConnectionEngine::stats() const {
   stats.evicted = evicted_.load();
   stats.timed_out = timed_out_.load();
   stats.requests = requests_.load();
+  stats.direct_requests = direct_requests_.load();
   stats.event_loops = loop_threads_.size();
   if (pool_) {
     const WorkerPool::Stats pool = pool_->stats();
@@ -1063,6 +1126,20 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
   std::string_view request = connection.input;
   if (!too_large) request = request.substr(0, frame.total_bytes);
 
+  if (config_.direct_handler) {
+    if (std::optional<DirectRequest> direct = direct_request(frame, request)) {
+      direct->close = direct->close || peer_finished || draining_;
+      direct->remote_ip = connection.remote_ip;
+      direct->remote_port = connection.remote_port;
+      if (config_.direct_handler(*direct, connection.output)) {
+        ++requests_;
+        ++direct_requests_;
+        ++connection.requests;
+        return direct->close ? AfterAnswer::Close : AfterAnswer::KeepOpen;
+      }
+    }
+  }
+
   RequestContext context;
   context.body_too_large = too_large;
   current_request = &context;
@@ -1275,6 +1352,8 @@ struct HttpsServer::Impl {
   void set_up_metrics_routes();
   void handle_admission(Endpoint endpoint, const httplib::Request& req, httplib::Response& res,
                         const httplib::ContentReader& read_body);
+  bool answer_directly(const DirectRequest& request, std::string& response);
+  void log_request(std::string_view method, std::string_view path, int status, std::string_view remote) const;
   std::string not_ready_reason() const;
   void stop();
 
@@ -1297,6 +1376,28 @@ struct HttpsServer::Impl {
   std::mutex lifecycle_mutex;
   bool stopped = false;
 };
+
+// The direct path for admission requests: the same checks and answer as handle_admission
+// behind httplib, without httplib's parsing. Declines what only httplib handles (other paths,
+// a content type to refuse with 415).
+bool HttpsServer::Impl::answer_directly(const DirectRequest& request, std::string& response) {
+  Endpoint endpoint;
+  if (request.path == "/validate") endpoint = Endpoint::Validate;
+  else if (request.path == "/mutate") endpoint = Endpoint::Mutate;
+  else return false;
+  if (!is_json_content_type(request.content_type)) return false;
+  const HttpReply reply = admission.handle(endpoint, request.body);
+  write_http_response(reply.status, reply.content_type, reply.body, request.close, options.idle_timeout, response);
+  if (logger != nullptr && logger->enabled(LogLevel::Debug))
+    log_request("POST", request.path, reply.status,
+                std::string(request.remote_ip) + ":" + std::to_string(request.remote_port));
+  return true;
+}
+
+void HttpsServer::Impl::log_request(std::string_view method, std::string_view path, int status,
+                                    std::string_view remote) const {
+  logger->debug("http request", {{"method", method}, {"path", path}, {"status", status}, {"remote", remote}});
+}
 
 std::string HttpsServer::Impl::not_ready_reason() const {
   if (shutting_down.load()) return "shutting down";
@@ -1390,10 +1491,7 @@ void HttpsServer::Impl::set_up_main_routes() {
   });
   main_router.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     if (logger != nullptr && logger->enabled(LogLevel::Debug))
-      logger->debug("http request", {{"method", req.method},
-                                     {"path", req.path},
-                                     {"status", res.status},
-                                     {"remote", req.remote_addr + ":" + std::to_string(req.remote_port)}});
+      log_request(req.method, req.path, res.status, req.remote_addr + ":" + std::to_string(req.remote_port));
   });
   main_router.set_keep_alive_timeout(std::max<time_t>(1, options.idle_timeout.count() / 1000));
   main_router.set_keep_alive_max_count(1000000);
@@ -1492,6 +1590,9 @@ bool HttpsServer::start(std::string& error) {
   main_config.max_threads = std::max(main_config.core_threads,
                                      s.options.max_worker_threads != 0 ? s.options.max_worker_threads : size_t{64});
   main_config.max_buffered_bytes = std::max<size_t>(256u << 20, 4 * s.options.max_body_bytes);
+  main_config.direct_handler = [&s](const DirectRequest& request, std::string& response) {
+    return s.answer_directly(request, response);
+  };
   s.main_engine = std::make_unique<ConnectionEngine>(main_config, s.main_router, s.logger, s.metrics);
   if (!s.main_engine->start(main_fd, error)) {
     s.main_engine.reset();
@@ -1500,6 +1601,7 @@ bool HttpsServer::start(std::string& error) {
   }
   if (metrics_fd >= 0) {
     EngineConfig metrics_config = main_config;
+    metrics_config.direct_handler = nullptr;
     metrics_config.name = "metrics";
     metrics_config.tls = nullptr;
     metrics_config.limits.max_body_bytes = 64 * 1024;

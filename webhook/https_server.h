@@ -139,6 +139,7 @@ class HttpsServer {
     unsigned long long evicted = 0;    // dropped at max_connections
     unsigned long long timed_out = 0;  // handshake, request or idle timeout
     unsigned long long requests = 0;
+    unsigned long long direct_requests = 0;  // of those, answered without httplib's parser
     size_t event_loops = 0;
     size_t worker_threads = 0;
     size_t busy_workers = 0;

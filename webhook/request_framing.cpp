@@ -69,9 +69,21 @@ void RequestFramer::fail(int status, std::string reason) {
   frame_.error = std::move(reason);
 }
 
+void RequestFramer::describe_request_line(std::string_view line) {
+  const size_t first_space = line.find(' ');
+  if (first_space == std::string_view::npos) return;
+  const size_t second_space = line.find(' ', first_space + 1);
+  if (second_space == std::string_view::npos) return;
+  frame_.method = {0, first_space};
+  frame_.target = {first_space + 1, second_space - first_space - 1};
+  frame_.http_1_1 = line.substr(second_space + 1) == "HTTP/1.1";
+}
+
 void RequestFramer::parse_head(std::string_view head) {
-  // `head` excludes the final blank line. The request line is httplib's to judge.
+  // `head` excludes the final blank line. The request line is httplib's to judge; only its
+  // parts are noted here.
   size_t line_start = head.find(kCrlf);
+  describe_request_line(head.substr(0, line_start));
   bool have_length = false;
   bool have_transfer_encoding = false;
   while (line_start != std::string_view::npos) {
@@ -99,10 +111,20 @@ void RequestFramer::parse_head(std::string_view head) {
       have_transfer_encoding = true;
     } else if (iequals(name, "Expect")) {
       frame_.expects_continue = iequals(value, "100-continue");
+    } else if (iequals(name, "Content-Type")) {
+      ++frame_.content_type_headers;
+      frame_.content_type = {static_cast<size_t>(value.data() - head.data()), value.size()};
+    } else if (iequals(name, "Connection")) {
+      using Connection = RequestFrame::ConnectionHeader;
+      const Connection token = iequals(value, "close")        ? Connection::Close
+                               : iequals(value, "keep-alive") ? Connection::KeepAlive
+                                                              : Connection::Other;
+      frame_.connection = frame_.connection == Connection::Absent ? token : Connection::Other;
     }
   }
   if (have_length && have_transfer_encoding) return fail(400, "both Content-Length and Transfer-Encoding");
   body_kind_ = have_transfer_encoding ? BodyKind::Chunked : have_length ? BodyKind::Length : BodyKind::None;
+  frame_.chunked = have_transfer_encoding;
 }
 
 void RequestFramer::scan_chunks(std::string_view buffer) {

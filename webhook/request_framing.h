@@ -18,6 +18,14 @@ struct FramingLimits {
   size_t max_body_bytes = 8 * 1024 * 1024;  // decoded body
 };
 
+// Where a part of the request head lies in the connection's buffer. Offsets, not views: they
+// stay valid while the buffer grows.
+struct HeadSpan {
+  size_t offset = 0;
+  size_t size = 0;
+  std::string_view in(std::string_view buffer) const { return buffer.substr(offset, size); }
+};
+
 struct RequestFrame {
   enum class State {
     Incomplete,  // more bytes are needed
@@ -32,6 +40,17 @@ struct RequestFrame {
   bool expects_continue = false; // "Expect: 100-continue" was sent
   int error_status = 0;          // Invalid: 400 or 431
   std::string error;             // Invalid: a short reason
+
+  // Once the head is complete, what the engine needs to answer a plain admission request
+  // itself (see EngineConfig::direct_handler): the request line's parts and two headers.
+  enum class ConnectionHeader { Absent, KeepAlive, Close, Other };
+  HeadSpan method;
+  HeadSpan target;
+  bool http_1_1 = false;          // the request line ends in exactly "HTTP/1.1"
+  bool chunked = false;
+  HeadSpan content_type;          // the last Content-Type header's value
+  unsigned content_type_headers = 0;
+  ConnectionHeader connection = ConnectionHeader::Absent;
 };
 
 // Incremental scanner over one connection's receive buffer. `scan` is called with the whole
@@ -50,6 +69,7 @@ class RequestFramer {
   enum class BodyKind { None, Length, Chunked };
   enum class ChunkState { Size, Data, DataEnd, Trailer };
 
+  void describe_request_line(std::string_view line);
   void parse_head(std::string_view head);
   void scan_chunks(std::string_view buffer);
   void fail(int status, std::string reason);

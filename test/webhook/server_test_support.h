@@ -181,6 +181,7 @@ struct HttpResponse {
   int status = 0;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
+  std::string raw;  // the final response's bytes, head and body
   std::string header(const std::string& name) const {
     auto found = headers.find(name);
     return found == headers.end() ? "" : found->second;
@@ -280,6 +281,7 @@ class TlsClient {
       while ((head_end = buffer_.find("\r\n\r\n")) == std::string::npos)
         if (!fill()) return response;
       const std::string head = buffer_.substr(0, head_end);
+      response.raw = buffer_.substr(0, head_end + 4);
       buffer_.erase(0, head_end + 4);
       response.status = std::atoi(head.substr(9, 3).c_str());
       response.headers.clear();
@@ -304,6 +306,7 @@ class TlsClient {
     while (buffer_.size() < length)
       if (!fill()) return response;
     response.body = buffer_.substr(0, length);
+    response.raw += response.body;
     buffer_.erase(0, length);
     response.ok = true;
     return response;

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -85,6 +86,58 @@ TEST_CASE("server: AdmissionReviews on /validate and /mutate echo the uid", "[se
     CHECK(review["kind"] == "AdmissionReview");
     CHECK(review["response"]["uid"] == "uid-" + path.substr(1));
   }
+}
+
+TEST_CASE("server: plain admission requests skip httplib and get the very bytes httplib would write", "[server]") {
+  InProcessServer s;
+  REQUIRE(s.started);
+  TlsClient client;
+  REQUIRE(client.connect(s.port()));
+  // A chunked body is one of the shapes only httplib parses: the same request sent both ways.
+  const auto chunked = [](const std::string& path, const std::string& body, const std::string& extra_headers) {
+    std::ostringstream size;
+    size << std::hex << body.size();
+    return "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + extra_headers +
+           "Transfer-Encoding: chunked\r\n\r\n" + size.str() + "\r\n" + body + "\r\n0\r\n\r\n";
+  };
+  struct Case {
+    std::string path;
+    std::string body;
+    std::string extra_headers;
+  };
+  const std::vector<Case> cases = {
+      {"/validate?timeout=10s", admission_review("direct-1"), ""},
+      {"/mutate", admission_review("direct-2"), ""},
+      {"/validate", "{\"not\": \"a review\"}", ""},  // 400 from the admission service
+      {"/mutate", admission_review("direct-3"), "Connection: keep-alive\r\n"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.path << " " << c.body.substr(0, 40));
+    const auto before = s.server.stats().direct_requests;
+    auto direct = client.request("POST", c.path, c.body, "application/json", c.extra_headers);
+    REQUIRE(direct.ok);
+    CHECK(s.server.stats().direct_requests == before + 1);
+    REQUIRE(client.send(chunked(c.path, c.body, c.extra_headers)));
+    auto parsed = client.read_response();
+    REQUIRE(parsed.ok);
+    CHECK(s.server.stats().direct_requests == before + 1);
+    CHECK(direct.raw == parsed.raw);
+  }
+  // "Connection: close" both ways (each closes its connection).
+  const std::string body = admission_review("direct-close");
+  auto direct = client.request("POST", "/validate", body, "application/json", "Connection: close\r\n");
+  CHECK(direct.header("connection") == "close");
+  CHECK(client.closed_by_peer(std::chrono::seconds(2)));
+  REQUIRE(client.connect(s.port()));
+  REQUIRE(client.send(chunked("/validate", body, "Connection: close\r\n")));
+  auto parsed = client.read_response();
+  CHECK(direct.raw == parsed.raw);
+  // Other content types are left to httplib, which refuses them.
+  REQUIRE(client.connect(s.port()));
+  const auto before = s.server.stats().direct_requests;
+  auto refused = client.request("POST", "/validate", body, "text/plain");
+  CHECK(refused.status == 415);
+  CHECK(s.server.stats().direct_requests == before);
 }
 
 TEST_CASE("server: HTTP-level errors (415, 413, 400, 405, 404)", "[server]") {

@@ -175,3 +175,36 @@ TEST_CASE("worker pool: exceptions stay in the pool; shutdown runs what was queu
   }
   CHECK(done == 100);
 }
+
+TEST_CASE("framing: notes the request line, Content-Type and Connection for the direct path", "[server][framing]") {
+  using Connection = RequestFrame::ConnectionHeader;
+  RequestFramer framer;
+  const std::string request =
+      "POST /validate?timeout=10s HTTP/1.1\r\nHost: x\r\ncontent-type:  application/json \r\n"
+      "Connection: close\r\nContent-Length: 2\r\n\r\n{}";
+  auto frame = framer.scan(request);
+  REQUIRE(frame.state == State::Complete);
+  CHECK(frame.method.in(request) == "POST");
+  CHECK(frame.target.in(request) == "/validate?timeout=10s");
+  CHECK(frame.http_1_1);
+  CHECK_FALSE(frame.chunked);
+  CHECK(frame.content_type.in(request) == "application/json");
+  CHECK(frame.content_type_headers == 1);
+  CHECK(frame.connection == Connection::Close);
+
+  framer.reset();
+  const std::string other =
+      "POST /mutate HTTP/1.0\r\nContent-Type: a\r\nContent-Type: b\r\nConnection: keep-alive\r\n"
+      "Connection: upgrade\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+  frame = framer.scan(other);
+  REQUIRE(frame.state == State::Complete);
+  CHECK_FALSE(frame.http_1_1);
+  CHECK(frame.chunked);
+  CHECK(frame.content_type_headers == 2);
+  CHECK(frame.connection == Connection::Other);  // two Connection headers: left to httplib
+
+  framer.reset();
+  frame = framer.scan("GET / HTTP/1.1\r\nConnection: Keep-Alive\r\n\r\n");
+  CHECK(frame.connection == Connection::KeepAlive);
+  CHECK(frame.content_type_headers == 0);
+}
