@@ -386,18 +386,29 @@ bool find_duplicate_key(element e, const Loc& at, std::vector<std::string_view>&
   if (e.type() != element_type::OBJECT) return false;
   object obj = e.get_object().value_unsafe();
   const size_t base = keys.size();
-  for (auto [key, value] : obj) {
-    for (size_t k = base; k < keys.size(); ++k) {
-      if (keys[k] == key) {
-        at.render(field);
-        key_out = key;
-        keys.resize(base);
-        return true;
-      }
-    }
-    keys.push_back(key);
+  for (auto [key, value] : obj) keys.push_back(key);
+  const auto object_keys = keys.begin() + static_cast<std::ptrdiff_t>(base);
+  std::optional<std::string_view> duplicate;
+  if (keys.size() - base <= 16) {
+    // Small objects, nearly all of them: comparing each pair is cheaper than sorting.
+    for (auto i = object_keys; i != keys.end() && !duplicate; ++i)
+      for (auto j = object_keys; j != i; ++j)
+        if (*i == *j) {
+          duplicate = *i;
+          break;
+        }
+  } else {
+    // Large objects (a label map of 100,000 keys is a valid body) in n log n.
+    std::sort(object_keys, keys.end());
+    const auto repeated = std::adjacent_find(object_keys, keys.end());
+    if (repeated != keys.end()) duplicate = *repeated;
   }
   keys.resize(base);
+  if (duplicate) {
+    at.render(field);
+    key_out = *duplicate;
+    return true;
+  }
   for (auto [key, value] : obj) {
     if (value.type() != element_type::OBJECT && value.type() != element_type::ARRAY) continue;
     Loc child = at.auto_key(key);

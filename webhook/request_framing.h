@@ -1,10 +1,11 @@
 // HTTP/1.1 request framing for the connection engine (https_server.cpp): decides from the bytes
 // received so far whether a whole request (head and body) has arrived, without blocking and
-// without copying. The server only hands a request to a worker thread once it is complete, so
-// a client that stalls half-way through a request holds a socket, never a thread.
+// without copying. The server only answers a request once it is complete, so a client that
+// stalls half-way through a request holds a socket, never a thread.
 //
 // Only framing is decided here (RFC 9112 section 6): where the head ends, Content-Length or
-// chunked Transfer-Encoding, and the limits. Parsing the request itself is left to httplib.
+// chunked Transfer-Encoding, and the limits; and where the request line, Content-Type and
+// Connection are, for the direct path. Parsing anything else is left to httplib.
 #pragma once
 
 #include <cstddef>
