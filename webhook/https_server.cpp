@@ -1248,6 +1248,13 @@ void ConnectionEngine::serve_rounds(const ConnectionPtr& connection, bool on_wor
         // writability, it is handed out again at once, behind the connections already waiting.
         return park(connection, EPOLLIN | EPOLLOUT, Clock::now() + config_.read_timeout);
       }
+      if (c.input.empty() && (c.ssl == nullptr || SSL_has_pending(c.ssl) == 0)) {
+        // The usual end of a round trip: nothing buffered, and a read now would almost always
+        // find nothing either. Waiting in epoll costs no read(2); a request that did arrive
+        // meanwhile makes the connection ready at once.
+        if (draining_) return close_connection(c, true);
+        return park(connection, EPOLLIN, Clock::now() + config_.idle_timeout);
+      }
     }
 
     RequestFrame frame = c.framer.scan(c.input);  // a pipelined request may be here already
