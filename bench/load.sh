@@ -58,9 +58,11 @@ wait_ready() {  # url
 
 # run_wrk NAME URL CONNECTIONS -> appends a result line
 results=()
+# One wrk thread: the client has one core, and two threads on it would take turns, adding their
+# time slices to every target's tail latency.
+warm_up() { taskset -c "$CLIENT_CORE" wrk -t1 -c16 -d2s -s "$work/post.lua" "$1" >/dev/null 2>&1 || true; }
 run_wrk() {
-  local name="$1" url="$2" conns="$3" threads=2
-  [ "$conns" -lt 2 ] && threads=1
+  local name="$1" url="$2" conns="$3" threads=1
   local out
   out="$(taskset -c "$CLIENT_CORE" wrk -t"$threads" -c"$conns" -d"${DURATION}s" --timeout 5s --latency -s "$work/post.lua" "$url" 2>&1)"
   local rps p50 p99 errors non2xx
@@ -103,6 +105,7 @@ CONF
 taskset -c "$SERVER_CORE" nginx -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" &
 pids+=($!)
 wait_ready "https://127.0.0.1:$nginx_port/"
+warm_up "https://127.0.0.1:$nginx_port/validate"
 run_wrk "nginx fixed reply" "https://127.0.0.1:$nginx_port/validate" 16
 nginx_rps="$last_rps"
 run_wrk "nginx fixed reply" "https://127.0.0.1:$nginx_port/validate" 256
@@ -115,6 +118,7 @@ GOMAXPROCS=1 taskset -c "$SERVER_CORE" "$work/go-webhook" --listen "127.0.0.1:$g
   --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" 2>"$work/go.log" &
 pids+=($!)
 wait_ready "https://127.0.0.1:$go_port/healthz"
+warm_up "https://127.0.0.1:$go_port/validate"
 run_wrk "Go net/http /validate" "https://127.0.0.1:$go_port/validate" 16
 go_rps="$last_rps"
 run_wrk "Go net/http /validate" "https://127.0.0.1:$go_port/validate" 256
@@ -132,6 +136,7 @@ taskset -c "$SERVER_CORE" "$BUILD/gpu-admission" serve --listen "127.0.0.1:$port
 server_pid=$!
 pids+=("$server_pid")
 wait_ready "https://127.0.0.1:$port/readyz"
+warm_up "https://127.0.0.1:$port/validate"
 run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 16
 validate_rps="$last_rps"
 run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 256
@@ -142,7 +147,7 @@ rss_kb="$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")"
 fds="$(ls "/proc/$server_pid/fd" | wc -l)"
 
 echo
-echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'); server on core $SERVER_CORE, wrk on core $CLIENT_CORE; ${DURATION}s per run; review $(wc -c <"$review") bytes"
+echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'); server on core $SERVER_CORE, wrk (one thread) on core $CLIENT_CORE; 2 s warm-up, ${DURATION}s per run; review $(wc -c <"$review") bytes"
 printf '%-28s %6s %12s %10s %10s %8s\n' "target" "conns" "requests/s" "p50" "p99" "errors"
 printf '%s\n' "${results[@]}"
 awk -v v="$validate_rps" -v n="$nginx_rps" 'BEGIN { if (n > 0) printf "gpu-admission /validate vs nginx fixed reply at 16 connections: %.2fx\n", v / n }'
