@@ -299,6 +299,7 @@ int run_serve(const Args& args) {
                                       : Json(bound(options.server.metrics_listen, server.metrics_port()))},
                {"port", server.port()},
                {"metrics_port", server.metrics_port()},
+               {"event_loops", server.stats().event_loops},
                {"policy", initial_policy.policy->name()},
                {"policy_hash", initial_policy.policy->hash()},
                {"policy_source", initial_policy.source},

@@ -644,6 +644,7 @@ class ConnectionEngine {
   std::atomic<unsigned long long> timed_out_{0};
   std::atomic<unsigned long long> requests_{0};
   std::atomic<unsigned long long> direct_requests_{0};
+  std::atomic<unsigned long long> pooled_requests_{0};
 };
 
 bool ConnectionEngine::start(int listen_fd, std::string& error) {
@@ -736,6 +737,7 @@ HttpsServer::Stats ConnectionEngine::stats() const {
   stats.timed_out = timed_out_.load();
   stats.requests = requests_.load();
   stats.direct_requests = direct_requests_.load();
+  stats.pooled_requests = pooled_requests_.load();
   stats.event_loops = loop_threads_.size();
   if (pool_) {
     const WorkerPool::Stats pool = pool_->stats();
@@ -1287,6 +1289,7 @@ void ConnectionEngine::serve_rounds(const ConnectionPtr& connection, bool on_wor
     }
     if (frame.state == RequestFrame::State::Complete && frame.total_bytes > config_.inline_request_bytes && !on_worker) {
       // A large review: decoding it would hold up this loop's other connections.
+      ++pooled_requests_;
       if (!pool_->submit([this, connection] { serve(connection, true); })) close_connection(c, false);
       return;
     }

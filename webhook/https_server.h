@@ -140,6 +140,7 @@ class HttpsServer {
     unsigned long long timed_out = 0;  // handshake, request or idle timeout
     unsigned long long requests = 0;
     unsigned long long direct_requests = 0;  // of those, answered without httplib's parser
+    unsigned long long pooled_requests = 0;  // handed to the worker pool (over inline_request_bytes)
     size_t event_loops = 0;
     size_t worker_threads = 0;
     size_t busy_workers = 0;

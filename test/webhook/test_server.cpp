@@ -5,11 +5,13 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "server_test_support.h"
+#include "webhook/cpu_budget.h"
 
 using namespace server_test;
 using gpu_admission::Json;
@@ -138,6 +140,46 @@ TEST_CASE("server: plain admission requests skip httplib and get the very bytes 
   auto refused = client.request("POST", "/validate", body, "text/plain");
   CHECK(refused.status == 415);
   CHECK(s.server.stats().direct_requests == before);
+}
+
+TEST_CASE("server: several event loops serve many concurrent connections; large requests go to the pool",
+          "[server]") {
+  HttpsServerOptions options = test_options();
+  options.event_loops = 4;           // more loops than this machine may have CPUs: they share one epoll set
+  options.inline_request_bytes = 4096;  // reviews padded past this are answered by the worker pool
+  InProcessServer s(options);
+  REQUIRE(s.started);
+  CHECK(s.server.stats().event_loops == 4);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 24; ++t) {
+    clients.emplace_back([&, t] {
+      TlsClient client;
+      if (!client.connect(s.port())) {
+        ++wrong;
+        return;
+      }
+      for (int i = 0; i < 40; ++i) {
+        const std::string uid = "loop-" + std::to_string(t) + "-" + std::to_string(i);
+        std::string body = admission_review(uid);
+        if (i % 4 == 0) body.insert(body.size() - 1, ",\"padding\":\"" + std::string(8000, 'x') + "\"");
+        auto reply = client.request("POST", i % 2 ? "/validate" : "/mutate", body);
+        if (!reply.ok || reply.status != 200 || reply.body.find("\"uid\":\"" + uid + "\"") == std::string::npos) ++wrong;
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  CHECK(wrong == 0);
+  const auto stats = s.server.stats();
+  CHECK(stats.pooled_requests == 24 * 10);
+  CHECK(stats.requests >= 24 * 40);
+  CHECK(stats.direct_requests >= 24 * 40);
+}
+
+TEST_CASE("server: the event loops default to the CPUs the process may use", "[server]") {
+  InProcessServer s;
+  REQUIRE(s.started);
+  CHECK(s.server.stats().event_loops == gpu_admission::webhook::usable_cpus());
 }
 
 TEST_CASE("server: HTTP-level errors (415, 413, 400, 405, 404)", "[server]") {
