@@ -61,6 +61,16 @@ results=()
 # One wrk thread: the client has one core, and two threads on it would take turns, adding their
 # time slices to every target's tail latency.
 warm_up() { taskset -c "$CLIENT_CORE" wrk -t1 -c16 -d2s -s "$work/post.lua" "$1" >/dev/null 2>&1 || true; }
+# drive LABEL BASE_URL: /validate and /mutate at 16 and 256 connections after a warm-up; leaves
+# the /validate figures in v16_rps, v256_rps and v256_p99.
+drive() {
+  local label="$1" base="$2"
+  warm_up "$base/validate"
+  run_wrk "$label /validate" "$base/validate" 16; v16_rps="$last_rps"
+  run_wrk "$label /validate" "$base/validate" 256; v256_rps="$last_rps"; v256_p99="$last_p99"
+  run_wrk "$label /mutate" "$base/mutate" 16
+  run_wrk "$label /mutate" "$base/mutate" 256
+}
 run_wrk() {
   local name="$1" url="$2" conns="$3" threads=1
   local out
@@ -118,13 +128,8 @@ GOMAXPROCS=1 taskset -c "$SERVER_CORE" "$work/go-webhook" --listen "127.0.0.1:$g
   --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" 2>"$work/go.log" &
 pids+=($!)
 wait_ready "https://127.0.0.1:$go_port/healthz"
-warm_up "https://127.0.0.1:$go_port/validate"
-run_wrk "Go net/http /validate" "https://127.0.0.1:$go_port/validate" 16
-go_rps="$last_rps"
-run_wrk "Go net/http /validate" "https://127.0.0.1:$go_port/validate" 256
-go_rps_256="$last_rps"; go_p99_256="$last_p99"
-run_wrk "Go net/http /mutate" "https://127.0.0.1:$go_port/mutate" 16
-run_wrk "Go net/http /mutate" "https://127.0.0.1:$go_port/mutate" 256
+drive "Go net/http" "https://127.0.0.1:$go_port"
+go_rps="$v16_rps"; go_rps_256="$v256_rps"; go_p99_256="$v256_p99"
 kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'
 fi
 
@@ -136,13 +141,8 @@ taskset -c "$SERVER_CORE" "$BUILD/gpu-admission" serve --listen "127.0.0.1:$port
 server_pid=$!
 pids+=("$server_pid")
 wait_ready "https://127.0.0.1:$port/readyz"
-warm_up "https://127.0.0.1:$port/validate"
-run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 16
-validate_rps="$last_rps"
-run_wrk "gpu-admission /validate" "https://127.0.0.1:$port/validate" 256
-validate_rps_256="$last_rps"; validate_p99_256="$last_p99"
-run_wrk "gpu-admission /mutate" "https://127.0.0.1:$port/mutate" 16
-run_wrk "gpu-admission /mutate" "https://127.0.0.1:$port/mutate" 256
+drive "gpu-admission" "https://127.0.0.1:$port"
+validate_rps="$v16_rps"; validate_rps_256="$v256_rps"; validate_p99_256="$v256_p99"
 rss_kb="$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")"
 fds="$(ls "/proc/$server_pid/fd" | wc -l)"
 
