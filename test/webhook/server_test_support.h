@@ -17,11 +17,14 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,6 +42,26 @@
 #include "webhook/policy_holder.h"
 
 namespace server_test {
+
+// A fresh directory under /tmp, removed with everything in it at the end of the scope.
+struct TempDir {
+  TempDir() {
+    char pattern[] = "/tmp/gpu-admission-server-XXXXXX";
+    if (const char* made = ::mkdtemp(pattern)) path = made;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path path;
+};
+
+inline void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
 
 using namespace std::chrono_literals;
 using gpu_admission::webhook::HttpsServerOptions;

@@ -25,23 +25,6 @@ using gpu_admission::Json;
 
 namespace {
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gpu-admission-serve-XXXXXX";
-    path = ::mkdtemp(pattern);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  fs::path path;
-};
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;

@@ -17,25 +17,10 @@
 
 namespace fs = std::filesystem;
 using gpu_admission::webhook::FileWatcher;
+using server_test::TempDir;
+using server_test::write_file;
 
 namespace {
-
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gpu-admission-watch-XXXXXX";
-    path = ::mkdtemp(pattern);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  fs::path path;
-};
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
 
 // The kubelet's AtomicWriter: files live in a timestamped directory, `..data` points at it, and
 // each visible name is a symlink through `..data`. An update writes a new directory and renames
