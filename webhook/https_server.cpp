@@ -527,10 +527,9 @@ void write_http_response(int status, std::string_view content_type, std::string_
 
 // A response written by the engine itself, for requests httplib never sees.
 std::string canned_response(int status, std::string_view reason) {
-  std::string body = std::string(reason) + "\n";
-  std::string text = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason_phrase(status)) + "\r\n";
-  text += "Content-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-  return text + body;
+  std::string response;
+  write_http_response(status, "text/plain", std::string(reason) + "\n", true, {}, response);
+  return response;
 }
 
 // ---------------------------------------------------------------------------------------------
