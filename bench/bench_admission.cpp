@@ -10,9 +10,9 @@
 #include <string>
 
 #include "bench/bench_reviews.h"
-#include "webhook/admission.h"
-#include "webhook/default_policy.h"
-#include "webhook/policy_file.h"
+#include "webhook/admission/admission.h"
+#include "webhook/io/default_policy.h"
+#include "webhook/io/policy_file.h"
 
 // A counting allocator: every operator new in the process bumps the counter.
 static std::atomic<uint64_t> g_allocations{0};

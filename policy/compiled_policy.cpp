@@ -3,23 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "policy/lint.h"
 #include "policy/policy_loader.h"
 
 namespace gpu_admission::policy {
 namespace {
-
-// Usernames the kube-controller-manager creates pods as. Exempting any of them exempts every
-// pod created by a workload controller.
-constexpr std::array<std::string_view, 8> kControllerUsernames = {
-    "system:serviceaccount:kube-system:replicaset-controller",
-    "system:serviceaccount:kube-system:deployment-controller",
-    "system:serviceaccount:kube-system:daemon-set-controller",
-    "system:serviceaccount:kube-system:statefulset-controller",
-    "system:serviceaccount:kube-system:job-controller",
-    "system:serviceaccount:kube-system:cronjob-controller",
-    "system:serviceaccount:kube-system:replication-controller",
-    "system:kube-controller-manager",
-};
 
 std::string fnv1a_hex(std::string_view text) {
   uint64_t h = 1469598103934665603ULL;
@@ -79,9 +67,6 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   auto error = [&](const std::string& path, std::string message) {
     issues.push_back({Issue::Severity::Error, path, std::move(message), marks.find(path)});
   };
-  auto warning = [&](const std::string& path, std::string message) {
-    issues.push_back({Issue::Severity::Warning, path, std::move(message), marks.find(path)});
-  };
   const size_t errors_before =
       std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Issue::Severity::Error; });
 
@@ -89,28 +74,17 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   policy->config_ = config;
   policy->hash_ = fnv1a_hex(policy_config_to_json(config).dump());
 
-  for (size_t i = 0; i < config.exempt_namespaces.size(); ++i) {
-    const auto& pattern = config.exempt_namespaces[i];
-    policy->exempt_namespaces_.add(pattern, static_cast<int>(i));
-    if (pattern == "*")
-      warning(index_path("spec.exemptions.namespaces", i), "exempts every namespace: no rule or mutation will ever run");
-  }
-  for (size_t i = 0; i < config.exempt_usernames.size(); ++i) {
-    const auto& pattern = config.exempt_usernames[i];
-    policy->exempt_usernames_.add(pattern, static_cast<int>(i));
-    for (auto controller : kControllerUsernames) {
-      if (glob_match(pattern, controller)) {
-        warning(index_path("spec.exemptions.usernames", i),
-                "\"" + pattern + "\" matches the controller username \"" + std::string(controller) +
-                    "\": every pod created by a Deployment, Job, DaemonSet or StatefulSet would skip all rules");
-        break;
-      }
-    }
-  }
+  for (size_t i = 0; i < config.exempt_namespaces.size(); ++i)
+    policy->exempt_namespaces_.add(config.exempt_namespaces[i], static_cast<int>(i));
+  for (size_t i = 0; i < config.exempt_usernames.size(); ++i)
+    policy->exempt_usernames_.add(config.exempt_usernames[i], static_cast<int>(i));
 
   for (const auto& r : config.gpu_full) policy->full_resources_.insert(r);
   for (const auto& r : config.gpu_shared) policy->shared_resources_.insert(r);
+  for (const auto& c : config.device_classes_full) policy->full_device_classes_.insert(c);
+  for (const auto& c : config.device_classes_mig) policy->mig_device_classes_.insert(c);
   policy->gpu_taints_ = to_taints(config.gpu_taints);
+  policy->gpu_host_paths_ = make_gpu_host_path_table(config.gpu_host_paths);
 
   // Pools.
   StringMap<int> pool_index;
@@ -167,13 +141,6 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
         pool.default_profile = static_cast<int>(profile - pool.mig_profiles.data());
       }
     }
-    if (pc.trust == Trust::Adversarial && pc.sharing == Sharing::Mps)
-      warning(path + ".sharing",
-              "pool \"" + pc.name + "\" is adversarial but shares GPUs with MPS: MPS gives no memory or fault isolation "
-              "between tenants, and mps-adversarial will deny every GPU pod here");
-    if (pc.mig_strategy != MigStrategy::None && pc.sharing != Sharing::None)
-      warning(path + ".sharing", "MIG and " + std::string(kSharingNames[static_cast<size_t>(pc.sharing)]) +
-                                     " sharing together: check that the device plugin is configured for both");
     policy->pools_.push_back(std::move(pool));
   }
 
@@ -227,6 +194,8 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
     policy->tenants_.push_back(std::move(tenant));
   }
 
+  lint_policy(config, marks, issues);  // footgun warnings (policy/lint.cpp)
+
   const size_t errors_after =
       std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Issue::Severity::Error; });
   if (errors_after != errors_before) return nullptr;
@@ -241,6 +210,12 @@ const Tenant* CompiledPolicy::tenant_for_namespace(std::string_view ns) const {
 const Tenant* CompiledPolicy::tenant_by_name(std::string_view name) const {
   auto it = tenant_by_name_.find(name);
   return it == tenant_by_name_.end() ? nullptr : &tenants_[it->second];
+}
+
+CompiledPolicy::GpuKind CompiledPolicy::classify_device_class(std::string_view device_class) const {
+  if (full_device_classes_.find(device_class) != full_device_classes_.end()) return GpuKind::Full;
+  if (mig_device_classes_.find(device_class) != mig_device_classes_.end()) return GpuKind::Mig;
+  return GpuKind::NotGpu;
 }
 
 CompiledPolicy::GpuKind CompiledPolicy::classify_resource(std::string_view resource) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "policy/glob.h"
+#include "policy/host_path.h"
 #include "policy/ids.h"
 #include "policy/mig.h"
 #include "policy/policy_config.h"
@@ -88,9 +89,16 @@ class CompiledPolicy {
   GpuKind classify_resource(std::string_view resource) const;
   const std::string& mig_prefix() const { return config_.mig_prefix; }
   const std::vector<std::string>& full_resources() const { return config_.gpu_full; }
+  // DRA: a DeviceClass that hands out whole GPUs (Full) or MIG slices (Mig); others are NotGpu.
+  GpuKind classify_device_class(std::string_view device_class) const;
 
   const std::vector<Taint>& gpu_taints() const { return gpu_taints_; }
   std::optional<int64_t> max_gpus_for(const Tenant* tenant) const;
+
+  // gpu-device-access: the built-in host path table plus spec.gpuHostPaths (policy/host_path.h).
+  const HostPathTable& gpu_host_paths() const { return gpu_host_paths_; }
+  // Pod annotation prefixes that inject devices (spec.deviceAnnotationPrefixes).
+  const std::vector<std::string>& device_annotation_prefixes() const { return config_.device_annotation_prefixes; }
 
  private:
   PolicyConfig config_;
@@ -103,7 +111,10 @@ class CompiledPolicy {
   StringMap<int> tenant_by_name_;
   StringSet full_resources_;
   StringSet shared_resources_;
+  StringSet full_device_classes_;
+  StringSet mig_device_classes_;
   std::vector<Taint> gpu_taints_;
+  HostPathTable gpu_host_paths_;
 };
 
 using PolicyPtr = std::shared_ptr<const CompiledPolicy>;

@@ -51,9 +51,6 @@ bool pod_confined_to_pool(const PodView& pod, const Pool& pool) {
          std::all_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& t) { return term_names(pod, t, pool); });
 }
 
-namespace {
-}  // namespace
-
 std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView& pod) {
   std::vector<const Pool*> out;
   if (pod.node_selector.empty() && pod.required_node_affinity.empty()) return out;
@@ -62,26 +59,38 @@ std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView
   return out;
 }
 
+namespace {
+
+bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out) {
+  if (policy.namespace_exempt(ns)) out.exempt_by = "namespace";
+  else if (!options.username.empty() && policy.username_exempt(options.username)) out.exempt_by = "username";
+  else return false;
+  out.exempt = true;
+  return true;
+}
+
+void run_mutations(const CompiledPolicy& policy, MutationContext& ctx, Decision& out) {
+  using Fn = bool (*)(MutationContext&);
+  constexpr std::array<Fn, kMutationCount> kMutations = {mutate_mig_resources, mutate_tenant_labels,
+                                                         mutate_pool_selector, mutate_hide_gpus};
+  for (size_t i = 0; i < kMutationCount; ++i) {
+    if (policy.mutation_enabled(static_cast<MutationId>(i))) out.mutated[i] = kMutations[i](ctx);
+  }
+}
+
+}  // namespace
+
 void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& options, Decision& out) {
   out.clear();
   std::string_view ns = options.namespace_name.empty() ? pod.namespace_name : options.namespace_name;
-  if (policy.namespace_exempt(ns)) {
-    out.exempt = true;
-    out.exempt_by = "namespace";
-    return;
-  }
-  if (!options.username.empty() && policy.username_exempt(options.username)) {
-    out.exempt = true;
-    out.exempt_by = "username";
-    return;
-  }
+  if (exempt(policy, ns, options, out)) return;
 
   const Tenant* tenant = policy.tenant_for_namespace(ns);
   std::vector<const Pool*> named = named_pools(policy, pod);
-  const bool gpu_pod = compute_gpu_request(policy, pod, nullptr, nullptr).gpu_pod();
+  const bool gpu_pod = compute_gpu_request(policy, pod, nullptr, nullptr, options.claims, ns).gpu_pod();
   // A pod that names a pool but could also land elsewhere (an affinity term that does not keep
-  // it in the pool) is treated like one that names none: it gets its tenant's default pool,
-  // and pool-selector pins it there.
+  // it in the pool) is treated like one that names none: it is evaluated in its tenant's
+  // default pool, where pool-selector pins it (and without that pin it is "not pinned").
   const bool confined = !named.empty() && pod_confined_to_pool(pod, *named.front());
   const Pool* pool = nullptr;
   if (confined) pool = named.front();
@@ -89,23 +98,24 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   out.tenant = tenant;
   out.pool = pool;
 
+  std::vector<QuantityProblem> problems;
+  GpuRequest gpu = compute_gpu_request(policy, pod, pool, &problems, options.claims, ns);
   if (options.mutate) {
     PodPatcher patcher(pod, out.patch);
-    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, confined, patcher};
-    using Fn = bool (*)(MutationContext&);
-    constexpr std::array<Fn, kMutationCount> kMutations = {mutate_mig_resources, mutate_tenant_labels,
-                                                           mutate_pool_selector};
-    for (size_t i = 0; i < kMutationCount; ++i) {
-      if (policy.mutation_enabled(static_cast<MutationId>(i))) out.mutated[i] = kMutations[i](ctx);
+    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, confined, gpu.claims, patcher};
+    run_mutations(policy, ctx, out);
+    if (!out.patch.empty()) {  // mutations may rename resources: count the pod as it now is
+      problems.clear();
+      gpu = compute_gpu_request(policy, pod, pool, &problems, options.claims, ns);
     }
   }
+  // Judged as it now is: a pin that a mutation added counts, one that was not added does not.
+  const bool pinned = pool && (confined || pod_confined_to_pool(pod, *pool));
 
-  std::vector<QuantityProblem> problems;
-  GpuRequest gpu = compute_gpu_request(policy, pod, pool, &problems);
   out.gpu_slices = gpu.slices;
   out.slices_per_gpu = gpu.slices_per_gpu;
 
-  RuleContext ctx{policy, pod, tenant, pool, named, gpu, problems};
+  RuleContext ctx{policy, pod, ns, tenant, pool, pinned, options.old_pod, named, gpu, problems};
   for (const RuleDef& rule : rule_table()) {
     Action action = policy.action(rule.id);
     if (action == Action::Off) continue;

@@ -1,10 +1,12 @@
 // Evaluates one decoded pod against a compiled policy: exemptions, tenant and pool resolution,
-// mutations (when asked), then every rule that is not `off`, on the pod as it will be after
-// mutation. Pure: no I/O, no shared mutable state; safe to call from many threads at once.
+// mutations (when asked), then every rule that is not `off`, on the pod as it then is: after
+// mutation when mutations ran, exactly as received when they did not (/validate of a Pod).
+// Pure: no I/O, no shared mutable state; safe to call from many threads at once.
 #pragma once
 
 #include <string_view>
 
+#include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
 #include "policy/decision.h"
 #include "policy/pod_view.h"
@@ -15,9 +17,15 @@ struct EvalOptions {
   // The request namespace; when empty, the object's metadata.namespace is used.
   std::string_view namespace_name;
   std::string_view username;  // for username exemptions; empty when unknown (CLI)
-  // Apply the mutations (to the view and to decision.patch) before validating. True for CREATE
-  // of pods and for workload templates (their pods will be mutated when created).
+  // Apply the mutations (to the view and to decision.patch) before validating: for /mutate, for
+  // `check` of a Pod (the API server's chain) and for workload templates (their pods pass
+  // /mutate when created). False for /validate of a Pod, which judges the pod as it arrives.
   bool mutate = true;
+  // On UPDATE, the object before the change (tenant-label refuses removing a tenant label).
+  const PodView* old_pod = nullptr;
+  // Where the pod's DRA claims are looked up (in the pod's namespace); nullptr: nowhere, so every
+  // claim is unresolved (a GPU pod that gpu-cap refuses where a cap applies).
+  const ClaimResolver* claims = nullptr;
 };
 
 // `pod` is modified in place when mutations apply: it becomes the mutated pod.

@@ -9,7 +9,7 @@
 namespace gpu_admission::policy {
 namespace {
 
-constexpr int64_t kSaturate = std::numeric_limits<int64_t>::max() / 4;
+constexpr int64_t kSaturate = kSaturatedSlices;
 
 int64_t sat_add(int64_t a, int64_t b) {
   int64_t r;
@@ -25,22 +25,46 @@ int64_t sat_mul(int64_t a, int64_t b) {
 }  // namespace
 
 Quantity quantity_of(const ResourceQuantity& q) {
+  Quantity out;
   switch (q.form) {
     case ResourceQuantity::Form::String: return parse_quantity(q.text);
     case ResourceQuantity::Form::Integer:
-      if (q.integer < 0) return {Quantity::Status::Negative, 0};
-      return {Quantity::Status::Integer, q.integer};
-    case ResourceQuantity::Form::Float:
-      if (!std::isfinite(q.number)) return {Quantity::Status::Invalid, 0};
-      if (q.number < 0) return {Quantity::Status::Negative, 0};
-      if (q.number >= 9.0e18) return {Quantity::Status::TooLarge, 0};
-      if (std::floor(q.number) != q.number) return {Quantity::Status::NotInteger, 0};
-      return {Quantity::Status::Integer, static_cast<int64_t>(q.number)};
+      out.status = q.integer < 0 ? Quantity::Status::Negative : Quantity::Status::Integer;
+      out.value = std::max<int64_t>(q.integer, 0);
+      return out;
+    case ResourceQuantity::Form::Float: {
+      const double d = q.number;
+      if (!std::isfinite(d)) return out;  // Invalid (JSON cannot spell these)
+      if (d < 0) {
+        out.status = Quantity::Status::Negative;
+      } else if (d >= 9223372036854775808.0) {  // 2^63: no int64 holds it
+        out.status = Quantity::Status::TooLarge;
+        out.value = Quantity::kMax;
+      } else {
+        // Doubles from 2^52 on are whole, so the ceiling of one below 2^63 stays below 2^63.
+        const double up = std::ceil(d);
+        out.status = up == d ? Quantity::Status::Integer : Quantity::Status::NotInteger;
+        out.value = static_cast<int64_t>(up);
+      }
+      return out;
+    }
   }
-  return {};
+  return out;
+}
+
+int64_t units_of(const Quantity& q) {
+  switch (q.status) {
+    case Quantity::Status::Integer:
+    case Quantity::Status::NotInteger: return std::min(q.value, kSaturatedSlices);
+    case Quantity::Status::TooLarge:
+    case Quantity::Status::Invalid: return kSaturatedSlices;
+    case Quantity::Status::Negative: return 0;
+  }
+  return kSaturatedSlices;
 }
 
 std::string gpus_text(int64_t slices, int per_gpu) {
+  if (slices >= kSaturatedSlices) return "more than can be counted";
   if (per_gpu <= 0) per_gpu = 7;
   const int64_t whole = slices / per_gpu, rest = slices % per_gpu;
   if (rest == 0) return std::to_string(whole);
@@ -62,27 +86,59 @@ int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource,
   return 0;
 }
 
+bool container_asks_for_gpu(const CompiledPolicy& policy, const ContainerView& c) {
+  auto asks = [&](const ResourceQuantity& q) {
+    if (policy.classify_resource(q.name) == CompiledPolicy::GpuKind::NotGpu) return false;
+    return quantity_of(q).nonzero();
+  };
+  return std::any_of(c.requests.begin(), c.requests.end(), asks) ||
+         std::any_of(c.limits.begin(), c.limits.end(), asks);
+}
+
+std::string gpu_sources_text(const GpuRequest& gpu) {
+  std::string out;
+  auto add = [&](std::string part) { out += (out.empty() ? "" : " + ") + part; };
+  if (gpu.resource_slices > 0) {
+    std::string what = gpu.resources.size() == 1 ? std::string(gpu.resources.front()) : "through resources";
+    add(gpus_text(gpu.resource_slices, gpu.slices_per_gpu) + " " + what);
+  }
+  for (const auto& e : gpu.claims.entries) {
+    if (e.repeat) continue;
+    if (!e.resolved()) add("? from " + e.describe() + " (not found)");
+    else if (e.gpus.gpu) add(gpus_text(e.gpus.slices, gpu.slices_per_gpu) + " from " + e.describe());
+  }
+  return out;
+}
+
 GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
-                               std::vector<QuantityProblem>* problems) {
+                               std::vector<QuantityProblem>* problems, const ClaimResolver* resolver,
+                               std::string_view namespace_name) {
   GpuRequest out;
   out.slices_per_gpu = pool ? pool->compute_slices : 7;
 
   auto container_slices = [&](const ContainerView& c) -> int64_t {
     int64_t total = 0;
     // Requests first; a resource only in limits counts its limit (requests default to limits).
-    // A limit that has a request beside it is only checked, not counted.
-    auto count = [&](const ResourceQuantity& q, bool in_limits, bool counted) {
+    // A limit beside a request counts only what it adds: the API server requires the two to be
+    // equal for extended resources, but a file given to `check` may not, and the larger counts.
+    auto count = [&](const ResourceQuantity& q, bool in_limits, int64_t already) {
       int64_t per_unit = slices_per_unit(policy, q.name, out.slices_per_gpu);
       if (per_unit == 0) return;
       Quantity value = quantity_of(q);
-      if (!value.is_integer()) {
-        if (problems) problems->push_back({&c, in_limits, &q, value.status});
-        return;
+      if (!value.is_integer() && problems) problems->push_back({&c, in_limits, &q, value.status});
+      if (value.nonzero()) {
+        out.asks_for_gpu = true;
+        if (std::find(out.resources.begin(), out.resources.end(), q.name) == out.resources.end())
+          out.resources.push_back(q.name);
       }
-      if (counted) total = sat_add(total, sat_mul(value.value, per_unit));
+      const int64_t units = units_of(value);
+      if (units > already) total = sat_add(total, sat_mul(units - already, per_unit));
     };
-    for (const auto& q : c.requests) count(q, false, true);
-    for (const auto& q : c.limits) count(q, true, find_resource(c.requests, q.name) == nullptr);
+    for (const auto& q : c.requests) count(q, false, 0);
+    for (const auto& q : c.limits) {
+      const ResourceQuantity* request = find_resource(c.requests, q.name);
+      count(q, true, request ? units_of(quantity_of(*request)) : 0);
+    }
     return total;
   };
 
@@ -99,7 +155,9 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
       init_max = std::max(init_max, sat_add(slices, restartable_sum));
     }
   }
-  out.slices = std::max(sat_add(app_sum, restartable_sum), init_max);
+  out.resource_slices = std::max(sat_add(app_sum, restartable_sum), init_max);
+  out.claims = resolve_pod_claims(policy, pod, pool, resolver, namespace_name);
+  out.slices = sat_add(out.resource_slices, out.claims.slices);
   return out;
 }
 

@@ -24,10 +24,10 @@ inline constexpr std::array<std::string_view, kRuleCount> kRuleNames = {
     "privileged",    "host-namespaces", "gpu-device-access", "gpu-cap",   "mps-adversarial",
     "gpu-tolerations", "tenant-pool",   "tenant-label",      "mig-profile"};
 
-enum class MutationId : uint8_t { MigResources, TenantLabels, PoolSelector };
-inline constexpr size_t kMutationCount = 3;
+enum class MutationId : uint8_t { MigResources, TenantLabels, PoolSelector, HideGpus };
+inline constexpr size_t kMutationCount = 4;
 inline constexpr std::array<std::string_view, kMutationCount> kMutationNames = {"mig-resources", "tenant-labels",
-                                                                                 "pool-selector"};
+                                                                                 "pool-selector", "hide-gpus"};
 
 enum class Action : uint8_t { Deny, Warn, Audit, Off };
 inline constexpr std::array<std::string_view, 4> kActionNames = {"deny", "warn", "audit", "off"};

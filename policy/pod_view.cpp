@@ -45,8 +45,12 @@ void PodView::clear() {
   tolerations.clear();
   host_pid = host_ipc = host_network = false;
   host_paths.clear();
+  resource_claims.clear();
   for (auto& c : containers) {
-    c.env_names.clear();
+    c.claims.clear();
+    c.has_env = false;
+    c.env.clear();
+    c.env_from.clear();
     c.requests.clear();
     c.limits.clear();
     recycled_containers_.push_back(std::move(c));

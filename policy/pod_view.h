@@ -45,18 +45,49 @@ const ResourceQuantity* find_resource(const std::vector<ResourceQuantity>& list,
 
 using StringViewPairs = std::vector<std::pair<std::string_view, std::string_view>>;
 
+// One entry of a container's env list.
+struct EnvVar {
+  std::string_view name;
+  std::string_view value;   // the literal value ("" when absent)
+  bool value_from = false;  // set through valueFrom (a ConfigMap, Secret or field reference)
+};
+
+// One entry of a container's envFrom list: every key of the source becomes `prefix` + key.
+struct EnvFromSource {
+  uint32_t index = 0;       // position in envFrom
+  std::string_view prefix;
+};
+
+// One entry of a container's resources.claims: the pod's claim by name, optionally one request.
+struct ContainerClaimRef {
+  std::string_view name;     // a spec.resourceClaims[].name of the pod
+  std::string_view request;  // "" for every request of the claim
+};
+
+// One entry of spec.resourceClaims: a claim shared by name, or a template the pod's own claim is
+// made from (exactly one of the two is set in a valid pod).
+struct PodResourceClaim {
+  uint32_t index = 0;                // position in spec.resourceClaims
+  std::string_view name;
+  std::string_view claim_name;       // resourceClaimName
+  std::string_view template_name;    // resourceClaimTemplateName
+};
+
 struct ContainerView {
   ContainerKind kind = ContainerKind::App;
   uint32_t index = 0;        // position within its list (initContainers, containers, ...)
   std::string_view name;
   bool restartable = false;  // init container with restartPolicy: Always (a sidecar)
   bool privileged = false;
-  std::vector<std::string_view> env_names;
+  bool has_env = false;      // the env list exists (patches append to it)
+  std::vector<EnvVar> env;
+  std::vector<EnvFromSource> env_from;
   bool has_resources = false;
   bool has_requests = false;
   bool has_limits = false;
   std::vector<ResourceQuantity> requests;
   std::vector<ResourceQuantity> limits;
+  std::vector<ContainerClaimRef> claims;  // resources.claims
 };
 
 struct Toleration {
@@ -103,6 +134,7 @@ struct PodView {
   bool host_ipc = false;
   bool host_network = false;
   std::vector<HostPathVolume> host_paths;
+  std::vector<PodResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
   std::vector<ContainerView> containers;  // init, then app, then ephemeral, each in list order
 
   // Empties the view but keeps the capacity of every vector, containers' included.

@@ -16,10 +16,12 @@ namespace gpu_admission::policy {
 enum class Trust : uint8_t { Cooperative, Adversarial };
 enum class MigStrategy : uint8_t { None, Single, Mixed };
 enum class Sharing : uint8_t { None, Mps, TimeSlicing };
+enum class UnmappedGpuPods : uint8_t { Deny, Allow };
 
 inline constexpr std::array<std::string_view, 2> kTrustNames = {"cooperative", "adversarial"};
 inline constexpr std::array<std::string_view, 3> kMigStrategyNames = {"none", "single", "mixed"};
 inline constexpr std::array<std::string_view, 3> kSharingNames = {"none", "mps", "time-slicing"};
+inline constexpr std::array<std::string_view, 2> kUnmappedGpuPodsNames = {"deny", "allow"};
 
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
@@ -56,10 +58,15 @@ struct PolicyConfig {
   std::vector<std::string> gpu_full = {"nvidia.com/gpu"};
   std::string mig_prefix = "nvidia.com/mig-";
   std::vector<std::string> gpu_shared = {"nvidia.com/gpu.shared"};
+  std::vector<std::string> device_classes_full = {"gpu.nvidia.com", "vfio.gpu.nvidia.com"};  // DRA
+  std::vector<std::string> device_classes_mig = {"mig.nvidia.com"};
+  std::vector<std::string> gpu_host_paths;                           // added to the built-in list
+  std::vector<std::string> device_annotation_prefixes = {"cdi.k8s.io/"};
   std::optional<int64_t> default_max_gpus_per_pod;
+  UnmappedGpuPods unmapped_gpu_pods = UnmappedGpuPods::Deny;
   std::vector<TaintConfig> gpu_taints;
   std::array<Action, kRuleCount> rule_actions{};        // all Deny (value 0)
-  std::array<bool, kMutationCount> mutations = {true, true, true};
+  std::array<bool, kMutationCount> mutations = {true, true, true, true};
   std::vector<PoolConfig> pools;
   std::vector<TenantConfig> tenants;
 };

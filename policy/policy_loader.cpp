@@ -208,96 +208,134 @@ void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig
     r.read_string(v["defaultPool"], child_path(path, "defaultPool"), tenant.default_pool);
 }
 
+// Returns the mapping at spec.<key> when it is present and not null (errors reported).
+const json* section(Reader& r, const json& spec, const char* key) {
+  if (!spec.contains(key) || spec[key].is_null()) return nullptr;
+  const json& v = spec[key];
+  return r.expect_object(v, std::string("spec.") + key) ? &v : nullptr;
+}
+
+void read_exemptions(Reader& r, const json& spec, PolicyConfig& config) {
+  const json* e = section(r, spec, "exemptions");
+  if (!e) return;
+  const std::string p = "spec.exemptions";
+  r.check_fields(*e, p, {"namespaces", "usernames"});
+  if (e->contains("namespaces")) r.read_string_list((*e)["namespaces"], p + ".namespaces", config.exempt_namespaces);
+  if (e->contains("usernames")) r.read_string_list((*e)["usernames"], p + ".usernames", config.exempt_usernames);
+}
+
+void read_gpu_resources(Reader& r, const json& spec, PolicyConfig& config) {
+  const json* g = section(r, spec, "gpuResources");
+  if (!g) return;
+  const std::string p = "spec.gpuResources";
+  r.check_fields(*g, p, {"full", "migPrefix", "shared"});
+  if (g->contains("full")) r.read_string_list((*g)["full"], p + ".full", config.gpu_full);
+  if (g->contains("migPrefix")) r.read_string((*g)["migPrefix"], p + ".migPrefix", config.mig_prefix, false);
+  if (g->contains("shared")) r.read_string_list((*g)["shared"], p + ".shared", config.gpu_shared);
+}
+
+void read_device_classes(Reader& r, const json& spec, PolicyConfig& config) {
+  const json* d = section(r, spec, "deviceClasses");
+  if (!d) return;
+  const std::string p = "spec.deviceClasses";
+  r.check_fields(*d, p, {"full", "mig"});
+  if (d->contains("full")) r.read_string_list((*d)["full"], p + ".full", config.device_classes_full);
+  if (d->contains("mig")) r.read_string_list((*d)["mig"], p + ".mig", config.device_classes_mig);
+}
+
+// spec.gpuHostPaths: absolute paths, each denied with everything under it.
+void read_gpu_host_paths(Reader& r, const json& spec, PolicyConfig& config) {
+  if (!spec.contains("gpuHostPaths")) return;
+  r.read_string_list(spec["gpuHostPaths"], "spec.gpuHostPaths", config.gpu_host_paths);
+  for (size_t i = 0; i < config.gpu_host_paths.size(); ++i) {
+    if (!config.gpu_host_paths[i].starts_with('/'))
+      r.error(index_path("spec.gpuHostPaths", i), "must be an absolute path (starting with /)");
+  }
+}
+
+void read_device_annotation_prefixes(Reader& r, const json& spec, PolicyConfig& config) {
+  if (!spec.contains("deviceAnnotationPrefixes")) return;
+  r.read_string_list(spec["deviceAnnotationPrefixes"], "spec.deviceAnnotationPrefixes", config.device_annotation_prefixes);
+}
+
+void read_defaults(Reader& r, const json& spec, PolicyConfig& config) {
+  const json* d = section(r, spec, "defaults");
+  if (!d) return;
+  const std::string p = "spec.defaults";
+  r.check_fields(*d, p, {"maxGpusPerPod", "unmappedGpuPods", "gpuTaints"});
+  if (d->contains("maxGpusPerPod")) r.read_count((*d)["maxGpusPerPod"], p + ".maxGpusPerPod", config.default_max_gpus_per_pod);
+  if (d->contains("unmappedGpuPods"))
+    r.read_enum((*d)["unmappedGpuPods"], p + ".unmappedGpuPods", kUnmappedGpuPodsNames, config.unmapped_gpu_pods);
+  if (d->contains("gpuTaints")) r.read_taints((*d)["gpuTaints"], p + ".gpuTaints", config.gpu_taints);
+}
+
+template <size_t N>
+std::string names_list(const std::array<std::string_view, N>& names) {
+  std::string out;
+  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+void read_rules(Reader& r, const json& spec, PolicyConfig& config) {
+  const json* rules = section(r, spec, "rules");
+  if (!rules) return;
+  for (auto it = rules->begin(); it != rules->end(); ++it) {
+    std::string rp = child_path("spec.rules", it.key());
+    auto id = enum_from_name<RuleId>(kRuleNames, it.key());
+    if (!id) {
+      r.error(rp, "unknown rule \"" + it.key() + "\" (expected one of: " + names_list(kRuleNames) + ")");
+      continue;
+    }
+    r.read_enum(it.value(), rp, kActionNames, config.rule_actions[static_cast<size_t>(*id)]);
+  }
+}
+
+void read_mutations(Reader& r, const json& spec, PolicyConfig& config) {
+  const json* m = section(r, spec, "mutations");
+  if (!m) return;
+  for (auto it = m->begin(); it != m->end(); ++it) {
+    std::string mp = child_path("spec.mutations", it.key());
+    auto id = enum_from_name<MutationId>(kMutationNames, it.key());
+    if (!id) {
+      r.error(mp, "unknown mutation \"" + it.key() + "\" (expected one of: " + names_list(kMutationNames) + ")");
+      continue;
+    }
+    bool enabled = true;
+    if (r.read_bool(it.value(), mp, enabled)) config.mutations[static_cast<size_t>(*id)] = enabled;
+  }
+}
+
+template <typename Item, typename ReadOne>
+void read_list(Reader& r, const json& spec, const char* key, const char* what, std::vector<Item>& out, ReadOne read_one) {
+  if (!spec.contains(key) || spec[key].is_null()) return;
+  const json& list = spec[key];
+  const std::string p = std::string("spec.") + key;
+  if (!list.is_array()) {
+    r.error(p, std::string("must be a list of ") + what + ", got " + type_name(list));
+    return;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    Item item;
+    read_one(r, list[i], index_path(p, i), item);
+    out.push_back(std::move(item));
+  }
+}
+
 void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   const std::string path = "spec";
   if (!r.expect_object(spec, path)) return;
-  r.check_fields(spec, path, {"exemptions", "gpuResources", "defaults", "rules", "mutations", "pools", "tenants"});
-
-  if (spec.contains("exemptions") && !spec["exemptions"].is_null()) {
-    const json& e = spec["exemptions"];
-    std::string p = "spec.exemptions";
-    if (r.expect_object(e, p)) {
-      r.check_fields(e, p, {"namespaces", "usernames"});
-      if (e.contains("namespaces")) r.read_string_list(e["namespaces"], p + ".namespaces", config.exempt_namespaces);
-      if (e.contains("usernames")) r.read_string_list(e["usernames"], p + ".usernames", config.exempt_usernames);
-    }
-  }
-  if (spec.contains("gpuResources") && !spec["gpuResources"].is_null()) {
-    const json& g = spec["gpuResources"];
-    std::string p = "spec.gpuResources";
-    if (r.expect_object(g, p)) {
-      r.check_fields(g, p, {"full", "migPrefix", "shared"});
-      if (g.contains("full")) r.read_string_list(g["full"], p + ".full", config.gpu_full);
-      if (g.contains("migPrefix")) r.read_string(g["migPrefix"], p + ".migPrefix", config.mig_prefix, false);
-      if (g.contains("shared")) r.read_string_list(g["shared"], p + ".shared", config.gpu_shared);
-    }
-  }
-  if (spec.contains("defaults") && !spec["defaults"].is_null()) {
-    const json& d = spec["defaults"];
-    std::string p = "spec.defaults";
-    if (r.expect_object(d, p)) {
-      r.check_fields(d, p, {"maxGpusPerPod", "gpuTaints"});
-      if (d.contains("maxGpusPerPod")) r.read_count(d["maxGpusPerPod"], p + ".maxGpusPerPod", config.default_max_gpus_per_pod);
-      if (d.contains("gpuTaints")) r.read_taints(d["gpuTaints"], p + ".gpuTaints", config.gpu_taints);
-    }
-  }
-  if (spec.contains("rules") && !spec["rules"].is_null()) {
-    const json& rules = spec["rules"];
-    std::string p = "spec.rules";
-    if (r.expect_object(rules, p)) {
-      for (auto it = rules.begin(); it != rules.end(); ++it) {
-        std::string rp = child_path(p, it.key());
-        auto id = enum_from_name<RuleId>(kRuleNames, it.key());
-        if (!id) {
-          std::string known;
-          for (auto n : kRuleNames) known += (known.empty() ? "" : ", ") + std::string(n);
-          r.error(rp, "unknown rule \"" + it.key() + "\" (expected one of: " + known + ")");
-          continue;
-        }
-        r.read_enum(it.value(), rp, kActionNames, config.rule_actions[static_cast<size_t>(*id)]);
-      }
-    }
-  }
-  if (spec.contains("mutations") && !spec["mutations"].is_null()) {
-    const json& m = spec["mutations"];
-    std::string p = "spec.mutations";
-    if (r.expect_object(m, p)) {
-      for (auto it = m.begin(); it != m.end(); ++it) {
-        std::string mp = child_path(p, it.key());
-        auto id = enum_from_name<MutationId>(kMutationNames, it.key());
-        if (!id) {
-          r.error(mp, "unknown mutation \"" + it.key() + "\" (expected one of: mig-resources, tenant-labels, pool-selector)");
-          continue;
-        }
-        bool enabled = true;
-        if (r.read_bool(it.value(), mp, enabled)) config.mutations[static_cast<size_t>(*id)] = enabled;
-      }
-    }
-  }
-  if (spec.contains("pools") && !spec["pools"].is_null()) {
-    const json& pools = spec["pools"];
-    if (!pools.is_array()) {
-      r.error("spec.pools", std::string("must be a list of pools, got ") + type_name(pools));
-    } else {
-      for (size_t i = 0; i < pools.size(); ++i) {
-        PoolConfig pool;
-        read_pool(r, pools[i], index_path("spec.pools", i), pool);
-        config.pools.push_back(std::move(pool));
-      }
-    }
-  }
-  if (spec.contains("tenants") && !spec["tenants"].is_null()) {
-    const json& tenants = spec["tenants"];
-    if (!tenants.is_array()) {
-      r.error("spec.tenants", std::string("must be a list of tenants, got ") + type_name(tenants));
-    } else {
-      for (size_t i = 0; i < tenants.size(); ++i) {
-        TenantConfig tenant;
-        read_tenant(r, tenants[i], index_path("spec.tenants", i), tenant);
-        config.tenants.push_back(std::move(tenant));
-      }
-    }
-  }
+  r.check_fields(spec, path, {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths", "deviceAnnotationPrefixes", "defaults",
+                              "rules", "mutations", "pools", "tenants"});
+  read_exemptions(r, spec, config);
+  read_gpu_resources(r, spec, config);
+  read_device_classes(r, spec, config);
+  read_gpu_host_paths(r, spec, config);
+  read_device_annotation_prefixes(r, spec, config);
+  read_defaults(r, spec, config);
+  read_rules(r, spec, config);
+  read_mutations(r, spec, config);
+  read_list(r, spec, "pools", "pools", config.pools, read_pool);
+  read_list(r, spec, "tenants", "tenants", config.tenants, read_tenant);
 }
 
 }  // namespace
@@ -373,7 +411,8 @@ json policy_config_to_json(const PolicyConfig& c) {
     if (!t.default_pool.empty()) o["defaultPool"] = t.default_pool;
     tenants.push_back(o);
   }
-  json defaults = {{"gpuTaints", taints(c.gpu_taints)}};
+  json defaults = {{"unmappedGpuPods", std::string(kUnmappedGpuPodsNames[static_cast<size_t>(c.unmapped_gpu_pods)])},
+                   {"gpuTaints", taints(c.gpu_taints)}};
   if (c.default_max_gpus_per_pod) defaults["maxGpusPerPod"] = *c.default_max_gpus_per_pod;
   return {
       {"apiVersion", std::string(kPolicyApiVersion)},
@@ -382,6 +421,9 @@ json policy_config_to_json(const PolicyConfig& c) {
       {"spec",
        {{"exemptions", {{"namespaces", c.exempt_namespaces}, {"usernames", c.exempt_usernames}}},
         {"gpuResources", {{"full", c.gpu_full}, {"migPrefix", c.mig_prefix}, {"shared", c.gpu_shared}}},
+        {"deviceClasses", {{"full", c.device_classes_full}, {"mig", c.device_classes_mig}}},
+        {"gpuHostPaths", c.gpu_host_paths},
+        {"deviceAnnotationPrefixes", c.device_annotation_prefixes},
         {"defaults", defaults},
         {"rules", rules},
         {"mutations", mutations},

@@ -9,6 +9,7 @@
 
 #include "policy/compiled_policy.h"
 #include "policy/patch.h"
+#include "policy/pod_claims.h"
 #include "policy/pod_view.h"
 
 namespace gpu_admission::policy {
@@ -26,9 +27,15 @@ class PodPatcher {
   void set_annotation(std::string_view key, std::string_view value);
   // Renames resource `q` of container `c` (in requests or limits) to `new_name`, same quantity.
   void rename_resource(ContainerView& c, bool limits, ResourceQuantity& q, std::string_view new_name);
+  // Removes entry `index` of the list and sets `into` (another entry of the same list) to `total`.
+  void merge_resource(ContainerView& c, bool limits, size_t index, ResourceQuantity& into, int64_t total);
+  // Appends env `name`=`value` to container `c` (creating its env list when it has none).
+  void add_env(ContainerView& c, std::string_view name, std::string_view value);
 
  private:
   std::string pod_path(std::string_view rest) const;
+  std::string container_path(const ContainerView& c) const;
+  std::string resource_list_path(const ContainerView& c, bool limits) const;
   void ensure_metadata();
   void add(std::string path, std::string value_json);
 
@@ -44,12 +51,14 @@ struct MutationContext {
   const Pool* pool;
   bool gpu_pod;
   bool pool_named;  // the pod names its pool itself
+  const PodClaims& claims;  // the pod's DRA claims, resolved
   PodPatcher& patcher;
 };
 
 bool mutate_mig_resources(MutationContext& ctx);
 bool mutate_tenant_labels(MutationContext& ctx);
 bool mutate_pool_selector(MutationContext& ctx);
+bool mutate_hide_gpus(MutationContext& ctx);
 
 // JSON text of a quantity exactly as it was written (string or number).
 std::string quantity_json(const ResourceQuantity& q);

@@ -66,12 +66,20 @@ void PodPatcher::add_node_selector(std::string_view key, std::string_view value)
   pod_.node_selector.emplace_back(key, value);
 }
 
+std::string PodPatcher::container_path(const ContainerView& c) const {
+  std::string out = pod_path("/spec/");
+  out += container_list_name(c.kind);
+  out += '/';
+  out += std::to_string(c.index);
+  return out;
+}
+
+std::string PodPatcher::resource_list_path(const ContainerView& c, bool limits) const {
+  return container_path(c) + (limits ? "/resources/limits/" : "/resources/requests/");
+}
+
 void PodPatcher::rename_resource(ContainerView& c, bool limits, ResourceQuantity& q, std::string_view new_name) {
-  std::string list = pod_path("/spec/");
-  list += container_list_name(c.kind);
-  list += '/';
-  list += std::to_string(c.index);
-  list += limits ? "/resources/limits/" : "/resources/requests/";
+  std::string list = resource_list_path(c, limits);
   std::string old_path = list;
   append_pointer_token(old_path, q.name);
   patch_.push_back({PatchOp::Kind::Remove, std::move(old_path), {}});
@@ -79,6 +87,36 @@ void PodPatcher::rename_resource(ContainerView& c, bool limits, ResourceQuantity
   append_pointer_token(new_path, new_name);
   add(std::move(new_path), quantity_json(q));
   q.name = new_name;
+}
+
+void PodPatcher::merge_resource(ContainerView& c, bool limits, size_t index, ResourceQuantity& into, int64_t total) {
+  auto& list = limits ? c.limits : c.requests;
+  std::string path = resource_list_path(c, limits);
+  std::string into_path = path;
+  append_pointer_token(into_path, into.name);
+  append_pointer_token(path, list[index].name);
+  patch_.push_back({PatchOp::Kind::Remove, std::move(path), {}});
+  std::string json;
+  append_json_string(json, std::to_string(total));
+  add(std::move(into_path), std::move(json));
+  into.form = ResourceQuantity::Form::Integer;  // `into` moves with its element below
+  into.integer = total;
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+void PodPatcher::add_env(ContainerView& c, std::string_view name, std::string_view value) {
+  std::string entry = "{\"name\":";
+  append_json_string(entry, name);
+  entry += ",\"value\":";
+  append_json_string(entry, value);
+  entry += '}';
+  if (c.has_env) {
+    add(container_path(c) + "/env/-", std::move(entry));
+  } else {
+    add(container_path(c) + "/env", "[" + entry + "]");
+    c.has_env = true;
+  }
+  c.env.push_back({name, value, false});
 }
 
 std::string quantity_json(const ResourceQuantity& q) {

@@ -1,11 +1,88 @@
 // mig-profile: MIG resources must be valid profiles of the pool's GPU model and only appear in
-// pools using the mixed strategy; the mig-profile annotation must name a valid profile; a
-// container may use one MIG type. A pod with no pool is checked only for the last.
+// pools using the mixed strategy; whole GPUs do not appear in mixed pools (mig-resources turns
+// them into slices; an unmutated pod still has them); in a single pool a GPU pod selects one of
+// the pool's MIG products; the mig-profile annotation must name a valid profile; a container may
+// use one MIG type. A pod with no pool is checked only for the last.
+#include "policy/gpu_request.h"
 #include "policy/mig.h"
 #include "policy/rules/rule.h"
 #include "policy/tenant_labels.h"
 
 namespace gpu_admission::policy {
+
+namespace {
+
+bool is_zero(const ResourceQuantity& q) {
+  Quantity value = quantity_of(q);
+  return value.is_integer() && value.value == 0;
+}
+
+std::string converted_to(const Pool& pool) {
+  if (pool.default_profile < 0) return "";
+  return "; /mutate would have made them " + pool.mig_profiles[pool.default_profile].resource;
+}
+
+void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
+  for (const auto& c : ctx.pod.containers) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool limits = pass == 1;
+      for (const auto& q : limits ? c.limits : c.requests) {
+        if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Full) continue;
+        if (is_zero(q)) continue;
+        out.report(resource_field(ctx, c, limits, q.name),
+                   container_label(c) + " requests whole GPUs (" + std::string(q.name) + ") in pool " +
+                       quoted(pool.name) + ", which hands out MIG slices" + converted_to(pool));
+      }
+    }
+  }
+}
+
+void check_single_product(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
+  bool found = false;
+  std::string_view product = ctx.pod.node_selector_value(kGpuProductLabel, &found);
+  const std::string field = ctx.field("spec.nodeSelector[\"" + std::string(kGpuProductLabel) + "\"]");
+  if (!found) {
+    std::string fix = pool.default_profile < 0 ? std::string()
+                                               : "; /mutate would have selected " +
+                                                     quoted(pool.mig_profiles[pool.default_profile].single_product);
+    out.report(field, "GPU pod in pool " + quoted(pool.name) + " (MIG strategy single) does not select a MIG product "
+                      "through nvidia.com/gpu.product" + fix);
+    return;
+  }
+  for (const auto& profile : pool.mig_profiles)
+    if (profile.single_product == product) return;
+  out.report(field, "nvidia.com/gpu.product=" + quoted(product) + " is not a MIG product of " + quoted(pool.gpu_model) +
+                        " in pool " + quoted(pool.name) + " (expected " + pool.gpu_model + "-MIG-<profile>)");
+}
+
+// DRA in a MIG pool: whole GPUs are not handed out (ask a MIG device class), and a pinned
+// profile must be one of the pool's model.
+void check_claims(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
+  for (const auto& e : ctx.gpu.claims.entries) {
+    if (!e.resolved()) continue;
+    const std::string field = ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]");
+    for (const auto& r : e.gpus.requests) {
+      if (!r.gpu) continue;
+      const DeviceRequestView& request = e.claim->requests[r.index];
+      for (const auto& alt : request.alternatives) {
+        if (ctx.policy.classify_device_class(alt.device_class) != CompiledPolicy::GpuKind::Full ||
+            pool.mig_strategy == MigStrategy::None)
+          continue;
+        out.report(field, e.describe() + " request " + quoted(r.name) + " asks for whole GPUs (device class " +
+                              quoted(alt.device_class) + ") in MIG pool " + quoted(pool.name) +
+                              "; ask a MIG device class");
+        break;
+      }
+      for (auto profile : r.profiles) {
+        if (pool.find_profile(profile)) continue;
+        out.report(field, e.describe() + " request " + quoted(r.name) + " pins MIG profile " + quoted(profile) +
+                              ", not a profile of " + quoted(pool.gpu_model) + " in pool " + quoted(pool.name));
+      }
+    }
+  }
+}
+
+}  // namespace
 
 void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
   const std::string_view prefix = ctx.policy.mig_prefix();
@@ -17,6 +94,7 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
       for (const auto& q : limits ? c.limits : c.requests) {
         if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Mig) continue;
         if (limits && find_resource(c.requests, q.name)) continue;  // already checked in requests
+        if (is_zero(q)) continue;  // zero-count entries ask for nothing
         if (first_type.empty()) {
           first_type = q.name;
         } else if (q.name != first_type) {
@@ -41,6 +119,9 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
       }
     }
   }
+  if (pool && pool->mig_strategy == MigStrategy::Mixed) check_whole_gpus(ctx, *pool, out);
+  if (pool) check_claims(ctx, *pool, out);
+  if (pool && pool->mig_strategy == MigStrategy::Single && ctx.gpu.gpu_pod()) check_single_product(ctx, *pool, out);
   bool found = false;
   std::string_view requested = ctx.pod.annotation(kMigProfileAnnotation, &found);
   if (found && pool && !pool->find_profile(requested)) {

@@ -1,15 +1,47 @@
 // mps-adversarial: MPS shares one GPU context between processes with no memory or fault
 // isolation, so a pod in an adversarial pool must have no path to it: the pool's device plugin
-// sharing mode, an MPS node selector, CUDA_MPS_* env vars, MPS pipe directories, host IPC.
-#include <array>
-
+// sharing mode, an MPS node selector, CUDA_MPS_* env vars (set directly or formed by an envFrom
+// prefix), hostPaths that reach an MPS pipe directory (policy/host_path.h's MPS table), host IPC.
 #include "policy/host_path.h"
 #include "policy/rules/rule.h"
 
 namespace gpu_admission::policy {
 namespace {
 constexpr std::string_view kSharingLabel = "nvidia.com/gpu.sharing-strategy";
-constexpr std::array<std::string_view, 2> kMpsPipeDirs = {"/tmp/nvidia-mps", "/run/nvidia/mps"};
+constexpr std::string_view kMpsEnvPrefix = "CUDA_MPS_";
+
+// True when `prefix` + a non-empty key can spell a CUDA_MPS_* name.
+bool envfrom_prefix_forms_mps(std::string_view prefix) {
+  return !prefix.empty() && (prefix.starts_with(kMpsEnvPrefix) || kMpsEnvPrefix.starts_with(prefix));
+}
+
+void check_env(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
+  for (const auto& c : ctx.pod.containers) {
+    for (size_t i = 0; i < c.env.size(); ++i) {
+      if (!c.env[i].name.starts_with(kMpsEnvPrefix)) continue;
+      out.report(container_field(ctx.pod, c) + ".env[" + std::to_string(i) + "]",
+                 container_label(c) + " sets " + std::string(c.env[i].name) + " in adversarial pool " + pool);
+    }
+    for (const auto& from : c.env_from) {
+      if (!envfrom_prefix_forms_mps(from.prefix)) continue;
+      out.report(container_field(ctx.pod, c) + ".envFrom[" + std::to_string(from.index) + "].prefix",
+                 container_label(c) + " imports envFrom with prefix " + quoted(from.prefix) +
+                     ", which can set CUDA_MPS_* variables in adversarial pool " + pool);
+    }
+  }
+}
+
+void check_host_paths(const RuleContext& ctx, RuleOutput& out) {
+  const HostPathTable& table = mps_pipe_host_paths();
+  for (const auto& v : ctx.pod.host_paths) {
+    const HostPathEntry* entry = table.find(normalize_host_path(v.path));
+    if (!entry) continue;
+    out.report(ctx.field("spec.volumes[" + std::to_string(v.index) + "].hostPath.path"),
+               "hostPath volume " + quoted(v.name) + " mounts " + quoted(v.path) + ", which reaches " + entry->display +
+                   ": " + entry->reason);
+  }
+}
+
 }  // namespace
 
 void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
@@ -18,6 +50,11 @@ void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
 
   if (ctx.pool->sharing == Sharing::Mps && ctx.gpu.gpu_pod())
     out.report(ctx.field("spec"), "pool " + pool + " is adversarial and shares its GPUs through MPS");
+  for (const auto& e : ctx.gpu.claims.entries) {
+    if (!e.resolved() || !e.gpus.mps) continue;
+    out.report(ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]"),
+               e.describe() + " asks the GPU driver for MPS sharing (sharing.strategy: MPS) in adversarial pool " + pool);
+  }
 
   bool found = false;
   if (ctx.pod.node_selector_value(kSharingLabel, &found) == "mps" && found)
@@ -36,23 +73,8 @@ void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
       }
     }
   }
-  for (const auto& c : ctx.pod.containers) {
-    for (size_t i = 0; i < c.env_names.size(); ++i) {
-      if (!c.env_names[i].starts_with("CUDA_MPS_")) continue;
-      out.report(container_field(ctx.pod, c) + ".env[" + std::to_string(i) + "]",
-                 container_label(c) + " sets " + std::string(c.env_names[i]) + " in adversarial pool " + pool);
-    }
-  }
-  for (const auto& v : ctx.pod.host_paths) {
-    std::string normalized = normalize_host_path(v.path);
-    for (auto dir : kMpsPipeDirs) {
-      if (!path_within(normalized, dir) && !path_exposes(normalized, dir)) continue;
-      out.report(ctx.field("spec.volumes[" + std::to_string(v.index) + "].hostPath.path"),
-                 "hostPath volume " + quoted(v.name) + " mounts " + quoted(v.path) +
-                     ", which reaches the MPS pipe directory " + std::string(dir));
-      break;
-    }
-  }
+  check_env(ctx, pool, out);
+  check_host_paths(ctx, out);
   if (ctx.pod.host_ipc)
     out.report(ctx.field("spec.hostIPC"), "hostIPC=true reaches MPS shared memory in adversarial pool " + pool);
 }

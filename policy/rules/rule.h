@@ -15,13 +15,16 @@
 
 namespace gpu_admission::policy {
 
-// Everything a rule may look at: the pod as it will be after mutation, and what the evaluator
-// resolved once for all rules.
+// Everything a rule may look at: the pod as it is judged (after mutation when mutations ran,
+// else as received), and what the evaluator resolved once for all rules.
 struct RuleContext {
   const CompiledPolicy& policy;
   const PodView& pod;
+  std::string_view namespace_name;      // where the pod is created
   const Tenant* tenant;                 // nullptr: unmapped namespace
   const Pool* pool;                     // nullptr: no pool
+  bool pinned;                          // the pod (as judged) can only be scheduled in `pool`
+  const PodView* old_pod;               // UPDATE: the object before the change; else nullptr
   const std::vector<const Pool*>& named_pools;  // pools the pod names itself (0, 1 or more)
   const GpuRequest& gpu;
   const std::vector<QuantityProblem>& quantity_problems;

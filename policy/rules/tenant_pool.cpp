@@ -1,6 +1,10 @@
-// tenant-pool: a tenant's pod may only target the tenant's pools, no pod may select more than
-// one pool, and a pod evaluated in its tenant's default pool must not keep a node selector that
-// contradicts that pool (it would run somewhere it was not evaluated for).
+// tenant-pool: a tenant's pod may only target the tenant's pools; no pod may select more than
+// one pool; a pod evaluated in its tenant's default pool must not keep a node selector that
+// contradicts that pool; a GPU pod must be pinned to a pool when its tenant has pools (on
+// /validate an unmutated pod is not, and could run on any node); a GPU pod in a namespace of no
+// tenant is refused unless defaults.unmappedGpuPods is allow.
+#include <algorithm>
+
 #include "policy/rules/rule.h"
 
 namespace gpu_admission::policy {
@@ -14,6 +18,32 @@ std::string naming_field(const RuleContext& ctx, const Pool& pool) {
       return ctx.field("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
   }
   return ctx.field("spec.nodeSelector");
+}
+
+std::string pool_list(const CompiledPolicy& policy, const Tenant& tenant) {
+  std::string out;
+  for (const auto& p : policy.pools())
+    if (tenant.allowed_pools[p.index]) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
+void check_pinned(const RuleContext& ctx, RuleOutput& out) {
+  if (!ctx.gpu.gpu_pod()) return;
+  if (!ctx.tenant) {
+    if (ctx.policy.config().unmapped_gpu_pods == UnmappedGpuPods::Allow) return;
+    out.report(ctx.field("metadata.namespace"), "GPU pod in namespace " + quoted(ctx.namespace_name) +
+                                                    ", which belongs to no tenant (defaults.unmappedGpuPods: deny)");
+    return;
+  }
+  const auto& allowed = ctx.tenant->allowed_pools;
+  if (ctx.pinned || std::none_of(allowed.begin(), allowed.end(), [](bool b) { return b; })) return;
+  std::string message = "GPU pod is not pinned to a pool of tenant " + quoted(ctx.tenant->name) + " (" +
+                        pool_list(ctx.policy, *ctx.tenant) + ") and could run on any node; ";
+  if (ctx.tenant->default_pool >= 0)
+    message += "/mutate would have pinned it to pool " + quoted(ctx.policy.pools()[ctx.tenant->default_pool].name);
+  else
+    message += "the tenant has no defaultPool, so name one of its pools in spec.nodeSelector";
+  out.report(ctx.field("spec.nodeSelector"), std::move(message));
 }
 
 }  // namespace
@@ -30,6 +60,7 @@ void check_tenant_pool(const RuleContext& ctx, RuleOutput& out) {
       out.report(naming_field(ctx, *p), "tenant " + quoted(ctx.tenant->name) + " may not use pool " + quoted(p->name));
     }
   }
+  check_pinned(ctx, out);
   if (!ctx.pool) return;
   for (const auto& [key, value] : ctx.pool->node_selector) {
     bool found = false;

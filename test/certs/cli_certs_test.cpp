@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 
 #include "certs/certs_test_support.h"
-#include "webhook/commands.h"
+#include "webhook/cli/commands.h"
 
 using namespace certs_test;
 using gpu_admission::webhook::Args;

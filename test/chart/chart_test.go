@@ -760,12 +760,12 @@ func TestDefaultValues(t *testing.T) {
 	}
 
 	// The default policy is the built-in one, byte for byte, and lints clean.
-	builtin, err := os.ReadFile(filepath.Join(sourceDir(), "..", "..", "webhook", "default-policy.yaml"))
+	builtin, err := os.ReadFile(filepath.Join(sourceDir(), "..", "..", "webhook", "io", "default-policy.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := renderedPolicy(t, res); got != string(builtin) {
-		t.Errorf("the chart's default policy differs from webhook/default-policy.yaml; copy it into values.yaml (policy: |)")
+		t.Errorf("the chart's default policy differs from webhook/io/default-policy.yaml; copy it into values.yaml (policy: |)")
 	}
 	expectLintPasses(t, res)
 }

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "webhook/admission.h"
-#include "webhook/base64.h"
-#include "webhook/policy_file.h"
+#include "webhook/admission/admission.h"
+#include "webhook/admission/base64.h"
+#include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
 

@@ -7,7 +7,7 @@
 
 #include "policy/evaluator.h"
 #include "policy/pod_decoder.h"
-#include "webhook/policy_file.h"
+#include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "webhook/yaml_json.h"
+#include "webhook/io/yaml_json.h"
 
 using namespace gpu_admission;
 

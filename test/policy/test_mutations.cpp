@@ -1,30 +1,17 @@
 // Mutations (SPEC section 4) through the offline path (evaluate_offline): the exact JSON Patch
 // operations, that nlohmann's RFC 6902 implementation applies them to the expected object,
-// idempotency, and that validation sees the mutated pod.
+// idempotency, and that validation sees the mutated pod. More: test_mig_resources.cpp,
+// test_hide_gpus.cpp, test_validate_as_received.cpp.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <filesystem>
 #include <string>
 
-#include "policy/decision.h"
-#include "policy/ids.h"
-#include "policy/patch.h"
-#include "webhook/manifests.h"
-#include "webhook/offline.h"
-#include "webhook/policy_file.h"
+#include "test/policy/mutation_test_support.h"
 
 using namespace gpu_admission;
-using Plain = nlohmann::json;  // std::map objects: equality does not depend on key order
+using namespace mutation_test;
 
 namespace {
-
-const policy::CompiledPolicy& fixture_policy() {
-  static const webhook::PolicyLoad load = webhook::load_policy_file(
-      (std::filesystem::path(GPU_ADMISSION_SOURCE_DIR) / "test" / "fixtures" / "policy.yaml").string());
-  if (!load.ok()) FAIL("test/fixtures/policy.yaml does not load:\n" << load.report());
-  return *load.policy;
-}
 
 // A policy whose pool selector key and full-GPU resource name need JSON Pointer escaping.
 const policy::CompiledPolicy& escaping_policy() {
@@ -50,63 +37,6 @@ spec:
                                                                      "escaping-policy.yaml");
   if (!load.ok()) FAIL("the escaping policy does not load:\n" << load.report());
   return *load.policy;
-}
-
-Plain plain(const Json& j) { return Plain::parse(j.dump()); }
-
-webhook::OfflineResult eval(const policy::CompiledPolicy& p, const Json& object, const std::string& ns = "") {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "test_mutations.cpp";
-  auto r = webhook::evaluate_offline(p, m, ns);
-  INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
-  return r;
-}
-
-std::string findings(const policy::Decision& d) {
-  std::string out;
-  for (const auto& f : d.findings)
-    out += "[" + std::string(policy::name_of(f.rule)) + "] " + f.field + ": " + f.message + "\n";
-  return out.empty() ? "(no findings)" : out;
-}
-
-bool has_finding(const policy::Decision& d, policy::RuleId rule) {
-  return std::any_of(d.findings.begin(), d.findings.end(), [&](const auto& f) { return f.rule == rule; });
-}
-
-bool mutated(const policy::Decision& d, policy::MutationId id) { return d.mutated[static_cast<size_t>(id)]; }
-
-// Applies our patch with nlohmann's RFC 6902 implementation, checks it against the object
-// evaluate_offline produced and against `expected`, and that a second evaluation of the result
-// asks for nothing more (SPEC 4: mutations are idempotent).
-void check_applied(const policy::CompiledPolicy& p, const Json& input, const webhook::OfflineResult& r,
-                   const Plain& expected) {
-  INFO("patch: " << r.patch.dump());
-  Plain applied = plain(input).patch(plain(r.patch));
-  CHECK(applied == expected);
-  CHECK(plain(r.mutated) == applied);
-
-  webhook::OfflineResult again = eval(p, r.mutated);
-  INFO("second patch: " << again.patch.dump());
-  CHECK(again.decision.patch.empty());
-  CHECK(again.patch == Json::array());
-  CHECK(again.decision.allowed == r.decision.allowed);
-  CHECK(again.decision.gpu_slices == r.decision.gpu_slices);
-}
-
-const char* kSecureTolerations = R"([
-  {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
-  {"key": "gpu.example.com/pool", "operator": "Equal", "value": "a100-secure", "effect": "NoSchedule"}])";
-const char* kGpuToleration = R"([{"key": "nvidia.com/gpu", "operator": "Exists"}])";
-
-Json gpu_pod(const std::string& ns, const Json& resources, const char* tolerations = kSecureTolerations) {
-  Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train"},
-                             "spec": {"containers": [{"name": "train", "image": "registry.example.com/train:1"}]}})");
-  pod["metadata"]["namespace"] = ns;
-  pod["spec"]["tolerations"] = Json::parse(tolerations);
-  pod["spec"]["containers"][0]["resources"] = resources;
-  return pod;
 }
 
 }  // namespace
@@ -189,11 +119,14 @@ TEST_CASE("mig-resources (mixed): every container kind but ephemeral, existing a
     {"op": "add", "path": "/metadata/annotations/gpu-admission.io~1mig-injected",
      "value": "{\"strategy\":\"mixed\",\"profile\":\"1g.10gb\",\"containers\":[\"warmup\",\"proxy\",\"train\"]}"},
     {"op": "add", "path": "/metadata/labels/gpu-admission.io~1tenant", "value": "alpha"},
-    {"op": "add", "path": "/metadata/labels/cost-center", "value": "cc-1042"}
+    {"op": "add", "path": "/metadata/labels/cost-center", "value": "cc-1042"},
+    {"op": "add", "path": "/spec/containers/0/env", "value": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]}
   ])");
   CHECK(plain(r.patch) == plain(expected_patch));
-  // Pool named by the pod: pool-selector has nothing to do.
+  // Pool named by the pod: pool-selector has nothing to do. hide-gpus: only "cpu" asks for no
+  // GPU (the ephemeral container cannot be part of a CREATE and is left alone).
   CHECK_FALSE(mutated(r.decision, policy::MutationId::PoolSelector));
+  CHECK(mutated(r.decision, policy::MutationId::HideGpus));
 
   Plain expected = plain(pod);
   expected["metadata"]["annotations"]["gpu-admission.io/mig-injected"] =
@@ -203,6 +136,7 @@ TEST_CASE("mig-resources (mixed): every container kind but ephemeral, existing a
   expected["spec"]["initContainers"][0]["resources"]["limits"] = {{"nvidia.com/mig-1g.10gb", 1}};
   expected["spec"]["initContainers"][1]["resources"]["limits"] = {{"nvidia.com/mig-1g.10gb", 1}};
   expected["spec"]["containers"][1]["resources"]["limits"] = {{"nvidia.com/mig-1g.10gb", 3}};
+  expected["spec"]["containers"][0]["env"] = Plain::parse(R"([{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}])");
   check_applied(p, pod, r, expected);
   // sidecar 1 + app 3 = 4 slices (the init container's 1 + sidecar 1 is less).
   CHECK(r.decision.gpu_slices == 4);
@@ -246,27 +180,55 @@ TEST_CASE("mig-resources: the mig-profile annotation chooses the profile", "[mut
   }
 }
 
-TEST_CASE("mig-resources: an invalid mig-profile annotation prevents the mutation and is denied", "[mutations]") {
+TEST_CASE("mig-resources: an invalid mig-profile annotation falls back to the default profile and is denied",
+          "[mutations]") {
   const auto& p = fixture_policy();
   Json pod = gpu_pod("team-alpha", Json::parse(R"({"limits": {"nvidia.com/gpu": 1}})"));
   pod["metadata"]["annotations"] = {{"gpu-admission.io/mig-profile", "3g.20gb"}};  // an A100-40GB profile
   auto r = eval(p, pod);
   INFO(findings(r.decision) << r.patch.dump());
-  CHECK_FALSE(mutated(r.decision, policy::MutationId::MigResources));
-  for (const auto& op : r.patch) {
-    INFO(op.dump());
-    CHECK(op["op"] == "add");
-    CHECK(op["path"].get<std::string>().find("/resources/") == std::string::npos);
-    CHECK(op["path"] != "/metadata/annotations/gpu-admission.io~1mig-injected");
-  }
-  CHECK(plain(r.mutated)["spec"]["containers"][0]["resources"] == plain(pod["spec"]["containers"][0]["resources"]));
+  // Never a way to skip the conversion: the pool's defaultProfile is used.
+  CHECK(mutated(r.decision, policy::MutationId::MigResources));
+  const Json expected_patch = Json::parse(R"([
+    {"op": "remove", "path": "/spec/containers/0/resources/limits/nvidia.com~1gpu"},
+    {"op": "add", "path": "/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb", "value": 1},
+    {"op": "add", "path": "/metadata/annotations/gpu-admission.io~1mig-injected",
+     "value": "{\"strategy\":\"mixed\",\"profile\":\"1g.10gb\",\"containers\":[\"train\"]}"},
+    {"op": "add", "path": "/metadata/labels", "value": {}},
+    {"op": "add", "path": "/metadata/labels/gpu-admission.io~1tenant", "value": "alpha"},
+    {"op": "add", "path": "/metadata/labels/cost-center", "value": "cc-1042"},
+    {"op": "add", "path": "/spec/nodeSelector", "value": {}},
+    {"op": "add", "path": "/spec/nodeSelector/gpu.example.com~1pool", "value": "a100-secure"}
+  ])");
+  CHECK(plain(r.patch) == plain(expected_patch));
+  Plain expected = plain(pod);
+  expected["metadata"]["annotations"]["gpu-admission.io/mig-injected"] =
+      R"({"strategy":"mixed","profile":"1g.10gb","containers":["train"]})";
+  expected["metadata"]["labels"] = {{"gpu-admission.io/tenant", "alpha"}, {"cost-center", "cc-1042"}};
+  expected["spec"]["nodeSelector"] = {{"gpu.example.com/pool", "a100-secure"}};
+  expected["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/mig-1g.10gb", 1}};
+  check_applied(p, pod, r, expected);  // denied again, for the same reason, with no new patch
+
+  // The annotation is still reported, and it is the only thing wrong: the whole GPU is gone.
   CHECK_FALSE(r.decision.allowed);
-  bool denied = false;
-  for (const auto& f : r.decision.findings)
-    if (f.rule == policy::RuleId::MigProfile && f.action == policy::Action::Deny &&
-        f.field == "metadata.annotations[\"gpu-admission.io/mig-profile\"]")
-      denied = true;
-  CHECK(denied);
+  CHECK(denies_at(r.decision, policy::RuleId::MigProfile, "metadata.annotations[\"gpu-admission.io/mig-profile\"]",
+                  "\"3g.20gb\""));
+  CHECK(count_findings(r.decision, policy::RuleId::MigProfile) == 1);
+  CHECK(r.decision.findings.size() == 1);
+  CHECK(r.decision.gpu_slices == 1);
+
+  SECTION("in a single pool the default profile's product is selected") {
+    pod["spec"]["nodeSelector"] = {{"gpu.example.com/pool", "a100-single"}};
+    pod["spec"]["tolerations"] = Json::parse(kGpuToleration);
+    pod["metadata"]["annotations"]["gpu-admission.io/mig-profile"] = "1g.20gb";  // an 80GB-only profile
+    auto r2 = eval(p, pod);
+    INFO(findings(r2.decision) << r2.patch.dump());
+    CHECK(plain(r2.mutated)["spec"]["nodeSelector"]["nvidia.com/gpu.product"] == "A100-SXM4-40GB-MIG-3g.20gb");
+    CHECK(denies_at(r2.decision, policy::RuleId::MigProfile,
+                    "metadata.annotations[\"gpu-admission.io/mig-profile\"]"));
+    CHECK(count_findings(r2.decision, policy::RuleId::MigProfile) == 1);
+    check_idempotent(p, r2);
+  }
 }
 
 TEST_CASE("mig-resources (single): pinned to the profile's product label instead", "[mutations]") {
@@ -298,17 +260,22 @@ TEST_CASE("mig-resources (single): pinned to the profile's product label instead
     INFO(findings(r2.decision) << r2.patch.dump());
     CHECK(plain(r2.mutated)["spec"]["nodeSelector"]["nvidia.com/gpu.product"] == "A100-SXM4-40GB-MIG-2g.10gb");
   }
-  SECTION("a pod without GPUs is not pinned to a product") {
+  SECTION("a pod without GPUs is not pinned to a product (only hide-gpus applies)") {
     pod["spec"]["containers"][0].erase("resources");
     auto r2 = eval(p, pod);
-    CHECK(r2.decision.patch.empty());
+    INFO(r2.patch.dump());
+    CHECK(plain(r2.patch) == plain(Json::array({void_env_op("/spec/containers/0")})));
+    CHECK_FALSE(mutated(r2.decision, policy::MutationId::MigResources));
+    CHECK(r2.decision.allowed);
   }
 }
 
 TEST_CASE("tenant-labels: adds the tenant label and the tenant's labels, creating metadata.labels", "[mutations]") {
   const auto& p = fixture_policy();
+  // The container already hides GPUs, so hide-gpus has nothing to do here (test_hide_gpus.cpp).
   Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "beta-dev"},
-                             "spec": {"containers": [{"name": "web", "image": "x"}]}})");
+                             "spec": {"containers": [{"name": "web", "image": "x", "env": [{"name":
+                                      "NVIDIA_VISIBLE_DEVICES", "value": "void"}]}]}})");
   auto r = eval(p, pod);
   INFO(findings(r.decision));
   const Json expected_patch = Json::parse(R"([
@@ -368,12 +335,13 @@ TEST_CASE("tenant-labels: adds the tenant label and the tenant's labels, creatin
   }
 }
 
-TEST_CASE("tenant-labels: never overwrites an existing different value; tenant-label denies it", "[mutations]") {
+// (No ';' in test names: CTest splits names there and then runs nothing.)
+TEST_CASE("tenant-labels: never overwrites an existing different value, tenant-label denies it", "[mutations]") {
   const auto& p = fixture_policy();
   Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
     "metadata": {"name": "web", "namespace": "team-alpha",
                  "labels": {"gpu-admission.io/tenant": "beta", "cost-center": "cc-9999"}},
-    "spec": {"containers": [{"name": "web", "image": "x"}]}})");
+    "spec": {"containers": [{"name": "web", "image": "x", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]}]}})");
   auto r = eval(p, pod);
   INFO(findings(r.decision) << r.patch.dump());
   CHECK(r.decision.patch.empty());
@@ -419,7 +387,8 @@ TEST_CASE("pool-selector: a GPU pod of a tenant that names no pool gets its defa
   SECTION("a pod without GPUs is never pinned") {
     pod["spec"]["containers"][0]["resources"] = {{"limits", {{"cpu", "2"}}}};
     auto r2 = eval(p, pod);
-    CHECK(r2.decision.patch.empty());
+    INFO(r2.patch.dump());
+    CHECK(plain(r2.patch) == plain(Json::array({void_env_op("/spec/containers/0")})));  // hide-gpus only
     CHECK(r2.decision.pool == nullptr);
     CHECK_FALSE(mutated(r2.decision, policy::MutationId::PoolSelector));
   }
@@ -445,11 +414,14 @@ TEST_CASE("pool-selector: a GPU pod of a tenant that names no pool gets its defa
     CHECK(r2.decision.pool == nullptr);
     CHECK_FALSE(mutated(r2.decision, policy::MutationId::PoolSelector));
     for (const auto& op : r2.patch) CHECK(op["path"].get<std::string>().rfind("/spec", 0) != 0);
+    // Unpinned, it could run on any node: tenant-pool denies it even after mutation.
+    CHECK(denies_at(r2.decision, policy::RuleId::TenantPool, "spec.nodeSelector", "no defaultPool"));
   }
   SECTION("a pod with no tenant: no pinning") {
     pod["metadata"]["namespace"] = "sandbox";
     auto r2 = eval(p, pod);
     CHECK(r2.decision.patch.empty());
+    CHECK(denies_at(r2.decision, policy::RuleId::TenantPool, "metadata.namespace", "no tenant"));
   }
 }
 

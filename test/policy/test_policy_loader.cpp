@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "webhook/policy_file.h"
+#include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
 

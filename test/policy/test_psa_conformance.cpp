@@ -9,9 +9,9 @@
 #include <string>
 
 #include "policy/ids.h"
-#include "webhook/manifests.h"
-#include "webhook/offline.h"
-#include "webhook/policy_file.h"
+#include "webhook/io/manifests.h"
+#include "webhook/cli/offline.h"
+#include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
 namespace fs = std::filesystem;

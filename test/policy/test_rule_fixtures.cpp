@@ -13,9 +13,9 @@
 
 #include "policy/decision.h"
 #include "policy/ids.h"
-#include "webhook/manifests.h"
-#include "webhook/offline.h"
-#include "webhook/policy_file.h"
+#include "webhook/io/manifests.h"
+#include "webhook/cli/offline.h"
+#include "webhook/io/policy_file.h"
 
 namespace fs = std::filesystem;
 using namespace gpu_admission;

@@ -1,0 +1,129 @@
+// Counting the GPUs of a decoded ResourceClaim (SPEC 9); see claim_gpus.h.
+#include "policy/claim_gpus.h"
+
+#include <algorithm>
+
+#include "policy/claim_decoder.h"
+#include "policy/gpu_request.h"
+#include "policy/mig.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r) || r > kSaturatedSlices) return kSaturatedSlices;
+  return r;
+}
+int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r) || r > kSaturatedSlices) return kSaturatedSlices;
+  return r;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+           return lower(x) == lower(y);
+         });
+}
+
+void add_distinct(std::vector<std::string_view>& out, std::string_view profile) {
+  if (std::find(out.begin(), out.end(), profile) == out.end()) out.push_back(profile);
+}
+
+// Slices of one MIG device pinned to `profile`: its slices, at most one GPU; a whole GPU when
+// the profile is unknown.
+int64_t profile_device_slices(std::string_view profile, const GpuCounting& counting, int per_gpu) {
+  std::optional<int> slices = counting.profile_slices ? counting.profile_slices(profile) : mig_profile_slices(profile);
+  if (!slices || *slices < 1) return per_gpu;
+  return std::min(*slices, per_gpu);
+}
+
+}  // namespace
+
+GpuClassKind default_gpu_class_kind(std::string_view device_class) {
+  if (device_class == "gpu.nvidia.com" || device_class == "vfio.gpu.nvidia.com") return GpuClassKind::Full;
+  if (device_class == "mig.nvidia.com") return GpuClassKind::Mig;
+  return GpuClassKind::NotGpu;
+}
+
+SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& counting) {
+  SubrequestGpus out;
+  const GpuClassKind kind =
+      counting.class_kind ? counting.class_kind(sub.device_class) : default_gpu_class_kind(sub.device_class);
+  if (kind == GpuClassKind::NotGpu) return out;
+  out.gpu = true;
+  const int per_gpu = counting.slices_per_gpu >= 1 ? counting.slices_per_gpu : 7;
+  int64_t device_slices = per_gpu;
+  if (kind == GpuClassKind::Mig) {
+    // Every selector must hold: each pin restricts the device; with different pins (nothing
+    // matches) the largest is counted.
+    for (std::string_view cel : sub.selectors)
+      for (std::string_view profile : pinned_mig_profiles(cel)) add_distinct(out.profiles, profile);
+    if (!out.profiles.empty()) {
+      device_slices = 0;
+      for (std::string_view profile : out.profiles)
+        device_slices = std::max(device_slices, profile_device_slices(profile, counting, per_gpu));
+    }
+  }
+  if (sub.mode == AllocationMode::All) {
+    out.all = true;
+    out.slices = kSaturatedSlices;
+  } else {
+    out.slices = sat_mul(device_slices, std::max<int64_t>(sub.count, 1));
+  }
+  return out;
+}
+
+bool config_asks_mps(const DriverConfigView& config) {
+  return config.driver == kNvidiaGpuDriver &&
+         (config.parameters_kind == "GpuConfig" || config.parameters_kind == "MigDeviceConfig") &&
+         iequals(config.sharing_strategy, "MPS");
+}
+
+bool config_applies_to(const DriverConfigView& config, std::string_view request) {
+  if (config.requests.empty()) return true;
+  for (std::string_view listed : config.requests) {
+    if (listed == request) return true;
+    if (listed.size() > request.size() && listed.substr(0, request.size()) == request && listed[request.size()] == '/')
+      return true;
+  }
+  return false;
+}
+
+RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting) {
+  RequestGpus out;
+  out.index = request.index;
+  out.name = request.name;
+  out.first_available = request.first_available;
+  for (const DeviceSubrequest& sub : request.alternatives) {
+    SubrequestGpus alt = count_subrequest(sub, counting);
+    if (!alt.gpu) continue;
+    out.gpu = true;
+    out.all = out.all || alt.all;
+    out.admin_access = out.admin_access || sub.admin_access;
+    out.slices = std::max(out.slices, alt.slices);
+    for (std::string_view profile : alt.profiles) add_distinct(out.profiles, profile);
+  }
+  for (const DriverConfigView& config : claim.configs)
+    if (config_asks_mps(config) && config_applies_to(config, request.name)) out.mps = true;
+  return out;
+}
+
+ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting) {
+  ClaimGpus out;
+  out.requests.reserve(claim.requests.size());
+  for (const DeviceRequestView& request : claim.requests) {
+    RequestGpus& r = out.requests.emplace_back(count_request(claim, request, counting));
+    out.mps = out.mps || r.mps;
+    if (!r.gpu) continue;
+    out.gpu = true;
+    out.all = out.all || r.all;
+    out.admin_access = out.admin_access || r.admin_access;
+    out.slices = sat_add(out.slices, r.slices);
+  }
+  return out;
+}
+
+}  // namespace gpu_admission::policy

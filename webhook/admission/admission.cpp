@@ -1,0 +1,242 @@
+#include "webhook/admission/admission.h"
+
+#include <exception>
+
+#include <simdjson.h>
+
+#include "policy/pod_decoder.h"
+#include "webhook/admission/admission_review.h"
+
+namespace gpu_admission::webhook {
+namespace {
+
+using policy::Action;
+using policy::Decision;
+
+// Per-thread scratch reused across requests: the parser's buffers and the views' vectors.
+struct Scratch {
+  simdjson::dom::parser parser;
+  ReviewScratch review;
+  Decision decision;
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+std::string_view endpoint_name(Endpoint e) { return e == Endpoint::Validate ? "validate" : "mutate"; }
+
+HttpReply http_error(int status, std::string message) {
+  HttpReply reply;
+  reply.status = status;
+  reply.content_type = "text/plain; charset=utf-8";
+  reply.body = std::move(message);
+  reply.body += '\n';
+  return reply;
+}
+
+std::string rule_message(const policy::Finding& f) {
+  std::string text = "[";
+  text += policy::name_of(f.rule);
+  text += "] ";
+  text += f.message;
+  return text;
+}
+
+std::string join_messages(const Decision& d, Action action) {
+  std::string out;
+  for (const auto& f : d.findings) {
+    if (f.action != action) continue;
+    if (!out.empty()) out += "; ";
+    out += rule_message(f);
+  }
+  return out;
+}
+
+void add_audit_annotation(AdmissionResponse& response, const policy::Finding& f) {
+  std::string key(policy::name_of(f.rule));
+  for (auto& [k, v] : response.audit_annotations) {
+    if (k != key) continue;
+    v += "; " + f.message;
+    return;
+  }
+  response.audit_annotations.emplace_back(std::move(key), f.message);
+}
+
+}  // namespace
+
+// One request on its way through the phases: what was read, and what is said back.
+struct AdmissionService::Exchange {
+  Endpoint endpoint;
+  std::string_view body;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::string_view operation = "UNKNOWN", kind_name = "Unknown";
+  AdmissionRequest request;
+  AdmissionResponse response;
+  Decision* decision = nullptr;
+};
+
+HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body) const noexcept {
+  Exchange x{endpoint, body};
+  try {
+    return serve(x);
+  } catch (const std::exception& e) {
+    return internal_error(x, e.what());
+  } catch (...) {
+    return internal_error(x, "unknown exception");
+  }
+}
+
+HttpReply AdmissionService::serve(Exchange& x) const {
+  if (auto refused = read(x)) return std::move(*refused);
+  x.response.uid = x.request.uid;
+
+  // Decide.
+  auto kind = policy::workload_kind_from(x.request.kind);
+  Plan plan = plan_for(x.endpoint, x.request, kind);
+  policy::PolicyPtr policy = policies_.get();
+  if (plan == Plan::Allow) return reply_with(x, "allowed");
+  if (!policy) {
+    // No policy loaded (cannot happen after start-up): fail closed.
+    x.response.allowed = false;
+    x.response.code = 500;
+    x.response.reason = "InternalError";
+    x.response.message = "gpu-admission has no policy loaded";
+    return reply_with(x, "error");
+  }
+  Scratch& s = scratch();
+  x.decision = &s.decision;
+  if (auto err = decide_review(*policy, x.endpoint, plan, x.request, *kind, s.review, s.decision, evaluation_probe_)) {
+    x.response.allowed = false;
+    x.response.code = 400;
+    x.response.reason = "BadRequest";
+    x.response.message = err->message();
+    return reply_with(x, "error");
+  }
+
+  // Answer.
+  if (s.decision.exempt) {
+    if (metrics_) metrics_->count_exemption(s.decision.exempt_by);
+    return reply_with(x, "exempt");
+  }
+  return x.endpoint == Endpoint::Mutate ? answer_mutate(x) : answer_validate(x);
+}
+
+// Read: parse the body, refuse ambiguous JSON, decode the envelope. A reply when refused.
+std::optional<HttpReply> AdmissionService::read(Exchange& x) const {
+  Scratch& s = scratch();
+  simdjson::dom::element root;
+  std::optional<HttpReply> refused;
+  if (auto err = s.parser.parse(x.body.data(), x.body.size()).get(root)) {
+    refused = http_error(400, std::string("invalid JSON: ") + simdjson::error_message(err));
+  } else if (auto dup = policy::find_duplicate_keys(root)) {
+    refused = http_error(400, "ambiguous JSON: " + (dup->field.empty() ? std::string() : dup->field + ": ") + dup->message);
+  } else if (auto bad = decode_admission_request(root, x.request)) {
+    refused = http_error(bad->http_status, bad->message);
+  }
+  if (refused) {
+    if (metrics_) metrics_->count_http_error(refused->status);
+    count_request(x, "error");
+    return refused;
+  }
+  x.operation = x.request.operation;
+  if (!x.request.kind.empty()) x.kind_name = x.request.kind;
+  return std::nullopt;
+}
+
+HttpReply AdmissionService::answer_mutate(Exchange& x) const {
+  const Decision& decision = *x.decision;
+  x.response.patch = &decision.patch;
+  if (metrics_) {
+    for (size_t i = 0; i < policy::kMutationCount; ++i)
+      if (decision.mutated[i]) metrics_->count_mutation(static_cast<policy::MutationId>(i));
+  }
+  if (logger_ && !decision.patch.empty() && logger_->enabled(LogLevel::Debug)) {
+    const auto& req = x.request;
+    logger_->debug("patched", {{"uid", std::string(req.uid)}, {"namespace", std::string(req.namespace_name)},
+                               {"name", object_name(x)}, {"kind", std::string(req.kind)},
+                               {"operation", std::string(req.operation)},
+                               {"patch", policy::patch_to_json(decision.patch)}});
+  }
+  return reply_with(x, decision.patch.empty() ? "allowed" : "patched");
+}
+
+HttpReply AdmissionService::answer_validate(Exchange& x) const {
+  const Decision& decision = *x.decision;
+  AdmissionResponse& response = x.response;
+  response.allowed = decision.allowed;
+  if (!decision.allowed) {
+    response.code = 403;
+    response.reason = "Forbidden";
+    response.message = join_messages(decision, Action::Deny);
+  }
+  for (const auto& f : decision.findings) {
+    if (metrics_) metrics_->count_rule_result(f.rule, f.action);
+    if (f.action == Action::Warn) response.warnings.push_back(warning_text(rule_message(f)));
+    else if (f.action == Action::Audit) add_audit_annotation(response, f);
+  }
+  log_findings(x);
+  return reply_with(x, !decision.allowed ? "denied" : decision.has(Action::Warn) ? "warned" : "allowed");
+}
+
+void AdmissionService::log_findings(const Exchange& x) const {
+  const Decision& decision = *x.decision;
+  if (!logger_ || decision.findings.empty()) return;
+  Json rules = Json::array();
+  for (const auto& f : decision.findings) {
+    rules.push_back({{"rule", std::string(policy::name_of(f.rule))}, {"action", std::string(policy::name_of(f.action))},
+                     {"field", f.field}});
+  }
+  const auto& req = x.request;
+  logger_->log(decision.allowed ? LogLevel::Info : LogLevel::Warn, decision.allowed ? "admitted with findings" : "denied",
+               {{"uid", std::string(req.uid)},
+                {"namespace", std::string(req.namespace_name)},
+                {"name", object_name(x)},
+                {"kind", std::string(req.kind)},
+                {"operation", std::string(req.operation)},
+                {"dryRun", req.dry_run},
+                {"rules", rules}});
+}
+
+void AdmissionService::count_request(const Exchange& x, std::string_view decision) const {
+  if (!metrics_) return;
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - x.started).count();
+  metrics_->observe_request(endpoint_name(x.endpoint), x.operation, x.kind_name, decision, seconds);
+}
+
+// Encodes the AdmissionReview response and counts the request under `decision`.
+HttpReply AdmissionService::reply_with(Exchange& x, std::string_view decision) const {
+  HttpReply reply;
+  reply.body = encode_admission_response(x.response);
+  count_request(x, decision);
+  return reply;
+}
+
+// The object's name for logs: metadata.name, else generateName, else the request's name.
+std::string AdmissionService::object_name(const Exchange& x) const {
+  const auto& pod = scratch().review.pod;
+  std::string_view name = pod.name.empty() ? pod.generate_name : pod.name;
+  return std::string(name.empty() ? x.request.name : name);
+}
+
+HttpReply AdmissionService::internal_error(Exchange& x, const char* what) const noexcept {
+  // Fail closed: the request is refused with code 500, and the server keeps serving.
+  try {
+    if (metrics_) metrics_->count_internal_error();
+    if (logger_) logger_->error("internal error while evaluating", {{"uid", std::string(x.request.uid)}, {"error", what}});
+    x.response = AdmissionResponse{};
+    x.response.uid = x.request.uid;
+    x.response.allowed = false;
+    x.response.code = 500;
+    x.response.reason = "InternalError";
+    x.response.message = std::string("gpu-admission internal error: ") + what;
+    return reply_with(x, "error");
+  } catch (...) {
+    HttpReply reply;
+    reply.status = 500;
+    return reply;
+  }
+}
+
+}  // namespace gpu_admission::webhook

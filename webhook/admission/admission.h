@@ -1,0 +1,60 @@
+// webhook/admission: the admission service behind /validate and /mutate, the AdmissionReview
+// codec (admission_review.h) and the decision phase it shares with `check` (review_decision.h).
+// It may include policy/ and ops/ (metrics, logging, the policy holder); never server/, io/ or
+// cli/. HTTP-level concerns stay in the server (controller-runtime style): this turns an
+// AdmissionReview body into the response body in three phases, each on one screen: read
+// (parse, refuse ambiguous JSON, decode the envelope), decide (review_decision.cpp) and answer
+// (the response, metrics and logs). Decoding uses simdjson; the response is written directly as
+// JSON text. Never throws: an internal error answers allowed=false with code 500 (fail closed)
+// and is logged and counted.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "webhook/ops/logger.h"
+#include "webhook/ops/metrics.h"
+#include "webhook/admission/review_decision.h"
+#include "webhook/ops/policy_holder.h"
+
+namespace gpu_admission::webhook {
+
+struct HttpReply {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+};
+
+class AdmissionService {
+ public:
+  AdmissionService(const PolicyHolder& policies, Metrics* metrics, Logger* logger)
+      : policies_(policies), metrics_(metrics), logger_(logger) {}
+
+  // `body` is the raw request body (already size-checked and of JSON content type).
+  HttpReply handle(Endpoint endpoint, std::string_view body) const noexcept;
+
+  // For tests: called after decoding and before evaluation, so a test can make evaluation throw
+  // and check that the service fails closed. Set before serving; not synchronized.
+  void set_evaluation_probe(std::function<void()> probe) { evaluation_probe_ = std::move(probe); }
+
+ private:
+  struct Exchange;  // one request on its way through the phases
+  HttpReply serve(Exchange& x) const;
+  std::optional<HttpReply> read(Exchange& x) const;
+  HttpReply answer_mutate(Exchange& x) const;
+  HttpReply answer_validate(Exchange& x) const;
+  void log_findings(const Exchange& x) const;
+  HttpReply reply_with(Exchange& x, std::string_view decision) const;
+  void count_request(const Exchange& x, std::string_view decision) const;
+  std::string object_name(const Exchange& x) const;
+  HttpReply internal_error(Exchange& x, const char* what) const noexcept;
+
+  const PolicyHolder& policies_;
+  Metrics* metrics_;
+  Logger* logger_;
+  std::function<void()> evaluation_probe_;
+};
+
+}  // namespace gpu_admission::webhook

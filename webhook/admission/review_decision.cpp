@@ -1,0 +1,58 @@
+#include "webhook/admission/review_decision.h"
+
+#include "policy/evaluator.h"
+
+namespace gpu_admission::webhook {
+
+Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, std::optional<policy::WorkloadKind> kind) {
+  if (!kind) return Plan::Allow;  // not a pod or workload: nothing to say
+  const bool is_pod = *kind == policy::WorkloadKind::Pod;
+  if (endpoint == Endpoint::Mutate) {
+    // Mutations run on CREATE of Pods only.
+    return is_pod && req.operation == "CREATE" && req.sub_resource.empty() ? Plan::EvaluateCreate : Plan::Allow;
+  }
+  if (is_pod && !req.sub_resource.empty() && req.sub_resource != "ephemeralcontainers") return Plan::Allow;
+  if (req.operation == "CREATE") return Plan::EvaluateCreate;
+  if (req.operation == "UPDATE") return Plan::EvaluateUpdate;
+  return Plan::Allow;  // DELETE, CONNECT
+}
+
+std::string ObjectError::message() const {
+  std::string out = "cannot read " + which;
+  if (!error.field.empty()) out += " field " + error.field;
+  out += ": " + error.message;
+  return out;
+}
+
+std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
+                                         const AdmissionRequest& request, policy::WorkloadKind kind,
+                                         ReviewScratch& scratch, policy::Decision& out,
+                                         const std::function<void()>& probe) {
+  if (!request.has_object) return ObjectError{"request.object", {"", "missing"}};
+  if (auto err = policy::decode_pod_as(request.object, kind, scratch.pod, false))
+    return ObjectError{"request.object", *err};
+
+  policy::EvalOptions options;
+  options.namespace_name = request.namespace_name;
+  options.username = request.username;
+  // A Pod is mutated only on its way through /mutate: /validate judges what the API server will
+  // store. Templates are judged as the pods they create, which pass /mutate.
+  options.mutate = endpoint == Endpoint::Mutate || kind != policy::WorkloadKind::Pod;
+  const bool update = plan == Plan::EvaluateUpdate && request.has_old_object;
+  if (update && !policy::decode_pod_as(request.old_object, kind, scratch.old_pod, false)) {
+    options.old_pod = &scratch.old_pod;
+  }
+  if (probe) probe();
+  policy::evaluate(policy, scratch.pod, options, out);
+
+  if (options.old_pod && !out.exempt) {
+    // An UPDATE is refused only for what it adds: findings the old object already had stay.
+    policy::EvalOptions old_options = options;
+    old_options.old_pod = nullptr;
+    policy::evaluate(policy, scratch.old_pod, old_options, scratch.old_decision);
+    policy::keep_new_findings(out, scratch.old_decision);
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpu_admission::webhook

@@ -1,0 +1,47 @@
+// The decision phase of an admission request, shared by the webhook (/validate, /mutate) and by
+// `check` when it is given an AdmissionReview, so both answer the same request the same way:
+// which requests are judged (the plan), decoding of request.object and request.oldObject, and
+// evaluation (an UPDATE is refused only for findings the old object did not have).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "policy/compiled_policy.h"
+#include "policy/decision.h"
+#include "policy/pod_decoder.h"
+#include "webhook/admission/admission_review.h"
+
+namespace gpu_admission::webhook {
+
+enum class Endpoint { Validate, Mutate };
+
+// What a request asks of the policy engine.
+enum class Plan { Allow, EvaluateCreate, EvaluateUpdate };
+
+Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, std::optional<policy::WorkloadKind> kind);
+
+// Decoded views reused across requests (per thread in the server).
+struct ReviewScratch {
+  policy::PodView pod;
+  policy::PodView old_pod;
+  policy::Decision old_decision;
+};
+
+// An object of the request that cannot be read: `which` is "request.object" or "request.oldObject".
+struct ObjectError {
+  std::string which;
+  policy::DecodeError error;
+  std::string message() const;  // "cannot read request.object field spec.x: must be a list"
+};
+
+// Decodes and evaluates the request's object for `plan` (not Allow). Pods are judged as they
+// arrive on /validate and mutated on /mutate; workload templates are judged as the pods they
+// will create. `probe`, when set, runs between decoding and evaluation (tests inject faults).
+std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
+                                         const AdmissionRequest& request, policy::WorkloadKind kind,
+                                         ReviewScratch& scratch, policy::Decision& out,
+                                         const std::function<void()>& probe = {});
+
+}  // namespace gpu_admission::webhook

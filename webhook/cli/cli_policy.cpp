@@ -1,0 +1,88 @@
+// `gpu-admission policy lint FILE` and `policy show [--default|FILE]`.
+#include <cstdio>
+
+#include "policy/policy_loader.h"
+#include "webhook/cli/cli_args.h"
+#include "webhook/cli/commands.h"
+#include "webhook/io/default_policy.h"
+#include "webhook/io/policy_file.h"
+#include "webhook/io/yaml_json.h"
+
+namespace gpu_admission::webhook {
+namespace {
+
+constexpr const char* kPolicyHelp = R"(Usage:
+  gpu-admission policy lint FILE        compile FILE; print errors and footgun warnings
+  gpu-admission policy show --default   print the built-in default policy
+  gpu-admission policy show FILE        print FILE's effective policy, every default spelled out
+
+lint exits 0 when the policy is valid (warnings allowed), 1 when it has errors, 2 when the
+file cannot be read or is not YAML.
+)";
+
+int lint(const std::string& path) {
+  PolicyLoad load = load_policy_file(path);
+  std::fputs(load.report().c_str(), stdout);
+  size_t errors = 0, warnings = 0;
+  for (const auto& issue : load.issues) (issue.severity == policy::Issue::Severity::Error ? errors : warnings)++;
+  if (load.ok()) {
+    std::printf("%s: policy \"%s\" is valid (%zu warning%s)\n", load.source.c_str(), load.policy->name().c_str(),
+                warnings, warnings == 1 ? "" : "s");
+    return 0;
+  }
+  std::printf("%s: %zu error%s, %zu warning%s\n", load.source.c_str(), errors, errors == 1 ? "" : "s", warnings,
+              warnings == 1 ? "" : "s");
+  return load.unusable ? 2 : 1;
+}
+
+int show(const std::string& path) {
+  if (path.empty()) {
+    std::fputs(std::string(default_policy_yaml()).c_str(), stdout);
+    return 0;
+  }
+  PolicyLoad load = load_policy_file(path);
+  if (!load.ok()) {
+    std::fputs(load.report().c_str(), stderr);
+    return 2;
+  }
+  std::printf("# effective policy of %s (hash %s)\n%s", path.c_str(), load.policy->hash().c_str(),
+              to_yaml(policy::policy_config_to_json(load.policy->config())).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int run_policy(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kPolicyHelp, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string& sub = args[0];
+  ParsedArgs parsed = parse_args(Args(args.begin() + 1, args.end()), {{"--default", "", false}, {"--help", "-h", false}});
+  if (parsed.has("--help")) {
+    std::fputs(kPolicyHelp, stdout);
+    return 0;
+  }
+  if (parsed.error) {
+    std::fprintf(stderr, "gpu-admission policy %s: %s\n", sub.c_str(), parsed.error->c_str());
+    return 2;
+  }
+  if (sub == "lint") {
+    if (parsed.positional.size() != 1) {
+      std::fprintf(stderr, "gpu-admission policy lint: expected exactly one FILE\n");
+      return 2;
+    }
+    return lint(parsed.positional[0]);
+  }
+  if (sub == "show") {
+    if (parsed.has("--default") == !parsed.positional.empty() || parsed.positional.size() > 1) {
+      std::fprintf(stderr, "gpu-admission policy show: expected --default or one FILE\n");
+      return 2;
+    }
+    return show(parsed.has("--default") ? "" : parsed.positional[0]);
+  }
+  std::fprintf(stderr, "gpu-admission policy: unknown subcommand \"%s\"\n\n%s", sub.c_str(), kPolicyHelp);
+  return 2;
+}
+
+}  // namespace gpu_admission::webhook

@@ -1,0 +1,388 @@
+// `gpu-admission serve` (SPEC 6): loads the policy and the serving certificate, starts the
+// HTTPS webhook and the metrics listener, reloads policy and certificate when their files change
+// or on SIGHUP (a bad new file is logged and counted, the old one stays), and drains on
+// SIGTERM/SIGINT: readyz fails at once, new connections are refused, requests in progress are
+// answered, and the process exits 0 within the grace period (a second signal cuts it short).
+#include <signal.h>
+
+#include <cerrno>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "certs/certs.h"
+#include "webhook/admission/admission.h"
+#include "webhook/cli/cli_args.h"
+#include "webhook/cli/commands.h"
+#include "webhook/ops/file_watcher.h"
+#include "webhook/server/https_server.h"
+#include "webhook/ops/logger.h"
+#include "webhook/ops/metrics.h"
+#include "webhook/io/policy_file.h"
+#include "webhook/ops/policy_holder.h"
+
+namespace gpu_admission::webhook {
+namespace {
+
+constexpr const char* kServeHelp = R"(Usage: gpu-admission serve [--policy FILE] [--tls-cert FILE --tls-key FILE]
+                           [--listen 0.0.0.0:8443] [--metrics-listen 0.0.0.0:9090]
+                           [--log-level info] [--max-body-bytes 8388608] [--grace-period 25]
+
+Serves POST /validate and /mutate (AdmissionReview admission.k8s.io/v1), GET /healthz and
+GET /readyz over TLS 1.2+, and GET /metrics (Prometheus text) over plain HTTP on the metrics
+address. Logs are JSON lines on stderr.
+
+The policy file and the certificate pair are reloaded when they change (also when Kubernetes
+swaps the ..data symlink of a mounted ConfigMap or Secret) and on SIGHUP; a bad new file is
+logged and counted and the previous one stays in use. SIGTERM or SIGINT: readyz fails, new
+connections are refused, requests in progress finish, exit 0 within the grace period.
+
+Options:
+  --policy FILE           policy file (default: the built-in default policy)
+  --tls-cert FILE         serving certificate (PEM, leaf first, chain may follow)
+  --tls-key FILE          its private key (PEM, unencrypted, ECDSA or RSA)
+                          without both: an in-memory self-signed certificate for localhost
+  --listen ADDR           HTTPS address, HOST:PORT or [IPV6]:PORT (default 0.0.0.0:8443)
+  --metrics-listen ADDR   metrics address (default 0.0.0.0:9090; empty: no metrics listener)
+  --log-level LEVEL       debug, info, warn or error (default info)
+  --max-body-bytes N      largest request body accepted (default 8388608; larger: 413)
+  --grace-period SECONDS  how long in-flight requests may take on shutdown (default 25)
+  -h, --help              show this help
+
+Exit codes: 0 stopped by a signal, 1 could not serve (e.g. port in use), 2 bad flags,
+unreadable certificate or invalid policy.
+)";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "gpu-admission serve: %s\nRun `gpu-admission serve --help` for usage.\n", message.c_str());
+  return 2;
+}
+
+struct ServeOptions {
+  std::string policy_path;
+  std::string cert_path;
+  std::string key_path;
+  LogLevel log_level = LogLevel::Info;
+  HttpsServerOptions server;
+};
+
+std::optional<size_t> parse_size(const std::string& text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  size_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<size_t>(c - '0');
+  }
+  return value;
+}
+
+// Returns an error message, empty on success.
+std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& help) {
+  const ParsedArgs parsed = parse_args(args, {{"--policy", "", true},
+                                              {"--tls-cert", "", true},
+                                              {"--tls-key", "", true},
+                                              {"--listen", "", true},
+                                              {"--metrics-listen", "", true},
+                                              {"--log-level", "", true},
+                                              {"--max-body-bytes", "", true},
+                                              {"--grace-period", "", true},
+                                              {"--help", "-h", false}});
+  if (parsed.error) return *parsed.error;
+  if (parsed.has("--help")) {
+    help = true;
+    return "";
+  }
+  if (!parsed.positional.empty()) return "unexpected argument \"" + parsed.positional.front() + "\"";
+  options.policy_path = parsed.get("--policy");
+  if (parsed.has("--policy") && options.policy_path.empty()) return "--policy needs a file name";
+  options.cert_path = parsed.get("--tls-cert");
+  options.key_path = parsed.get("--tls-key");
+  if (options.cert_path.empty() != options.key_path.empty())
+    return "--tls-cert and --tls-key must be given together";
+  options.server.listen = parsed.get("--listen", "0.0.0.0:8443");
+  options.server.metrics_listen = parsed.get("--metrics-listen", "0.0.0.0:9090");
+  std::string error;
+  if (!parse_listen_address(options.server.listen, error)) return "--listen: " + error;
+  if (!options.server.metrics_listen.empty() && !parse_listen_address(options.server.metrics_listen, error))
+    return "--metrics-listen: " + error;
+  if (parsed.has("--log-level")) {
+    const auto level = parse_log_level(parsed.get("--log-level"));
+    if (!level) return "--log-level must be debug, info, warn or error";
+    options.log_level = *level;
+  }
+  if (parsed.has("--max-body-bytes")) {
+    const auto bytes = parse_size(parsed.get("--max-body-bytes"));
+    if (!bytes || *bytes < 1024 || *bytes > (size_t{1} << 30))
+      return "--max-body-bytes must be a number of bytes between 1024 and 1073741824";
+    options.server.max_body_bytes = *bytes;
+  }
+  if (parsed.has("--grace-period")) {
+    const std::string text = parsed.get("--grace-period");
+    char* end = nullptr;
+    errno = 0;
+    const double seconds = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(seconds) || seconds < 0 ||
+        seconds > 3600)
+      return "--grace-period must be a number of seconds between 0 and 3600";
+    options.server.grace_period = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+  }
+  return "";
+}
+
+const char* kSelfSignedSource = "self-signed localhost certificate (in memory)";
+
+// Everything reloadable, with the reload logic shared by the file watcher and SIGHUP.
+class Reloader {
+ public:
+  Reloader(const ServeOptions& options, PolicyHolder& policies, HttpsServer& server, Metrics& metrics, Logger& logger)
+      : options_(options), policies_(policies), server_(server), metrics_(metrics), logger_(logger) {}
+
+  void reload_policy(const char* trigger) {
+    std::lock_guard lock(mutex_);
+    const PolicyLoad load = load_policy_file(options_.policy_path);
+    if (!load.ok()) {
+      metrics_.count_policy_reload(false);
+      logger_.error("policy reload failed; keeping the previous policy",
+                    {{"source", load.source}, {"trigger", trigger}, {"errors", load.report()}});
+      return;
+    }
+    policies_.set(load.policy);
+    metrics_.count_policy_reload(true);
+    metrics_.set_policy_info(load.policy->name(), load.policy->hash());
+    Json fields = {{"source", load.source},
+                   {"trigger", trigger},
+                   {"policy", load.policy->name()},
+                   {"hash", load.policy->hash()}};
+    if (!load.issues.empty()) fields["warnings"] = load.report();
+    logger_.info("policy reloaded", fields);
+  }
+
+  void reload_certificate(const char* trigger) {
+    if (options_.cert_path.empty()) return;  // self-signed: nothing to re-read
+    std::lock_guard lock(mutex_);
+    std::string error;
+    const certs::KeyPair pair = certs::load_key_pair(options_.cert_path, options_.key_path);
+    TlsIdentityPtr identity;
+    if (pair.ok()) identity = TlsIdentity::from_pem(pair.cert_pem, pair.key_pem, options_.cert_path, error);
+    else error = pair.error;
+    if (!identity) {
+      metrics_.count_certificate_reload(false);
+      logger_.error("certificate reload failed; keeping the previous certificate",
+                    {{"cert", options_.cert_path}, {"key", options_.key_path}, {"trigger", trigger}, {"error", error}});
+      return;
+    }
+    server_.set_identity(identity);
+    metrics_.count_certificate_reload(true);
+    metrics_.set_certificate_expiry(static_cast<double>(identity->not_after()));
+    logger_.info("certificate reloaded", {{"cert", options_.cert_path},
+                                          {"trigger", trigger},
+                                          {"serial", identity->serial_hex()},
+                                          {"key_type", identity->key_type()},
+                                          {"not_after", certs::format_utc(identity->not_after())}});
+  }
+
+ private:
+  const ServeOptions& options_;
+  PolicyHolder& policies_;
+  HttpsServer& server_;
+  Metrics& metrics_;
+  Logger& logger_;
+  std::mutex mutex_;  // one reload at a time (file watcher and SIGHUP threads)
+};
+
+// Set by the signal thread, awaited by the main thread.
+struct TerminationRequest {
+  std::mutex mutex;
+  std::condition_variable signalled;
+  int signal = 0;
+  int count = 0;
+
+  // Records a termination signal; returns how many have come.
+  int record(int received) {
+    int n;
+    {
+      std::lock_guard lock(mutex);
+      signal = received;
+      n = ++count;
+    }
+    signalled.notify_all();
+    return n;
+  }
+};
+
+// The policy at start-up: an unusable one is fatal (exit 2).
+PolicyLoad load_initial_policy(const ServeOptions& options, Logger& logger) {
+  PolicyLoad load = load_policy_file(options.policy_path);
+  if (!load.ok()) {
+    std::fputs(load.report().c_str(), stderr);
+    std::fprintf(stderr, "gpu-admission serve: cannot use the policy %s\n", load.source.c_str());
+  } else if (!load.issues.empty()) {
+    logger.warn("policy warnings", {{"source", load.source}, {"warnings", load.report()}});
+  }
+  return load;
+}
+
+// The serving certificate at start-up: from --tls-cert/--tls-key, else an in-memory self-signed
+// one. Null (with the message printed and `exit_code` set) when it cannot be had.
+TlsIdentityPtr load_initial_identity(const ServeOptions& options, Logger& logger, int& exit_code) {
+  std::string error;
+  TlsIdentityPtr identity;
+  if (!options.cert_path.empty()) {
+    exit_code = 2;
+    const certs::KeyPair pair = certs::load_key_pair(options.cert_path, options.key_path);
+    if (!pair.ok()) {
+      std::fprintf(stderr, "gpu-admission serve: %s\n", pair.error.c_str());
+      return nullptr;
+    }
+    identity = TlsIdentity::from_pem(pair.cert_pem, pair.key_pem, options.cert_path, error);
+    if (!identity)
+      std::fprintf(stderr, "gpu-admission serve: cannot use %s with %s: %s\n", options.cert_path.c_str(),
+                   options.key_path.c_str(), error.c_str());
+    return identity;
+  }
+  exit_code = 1;
+  const certs::KeyPair pair = certs::generate_localhost_pair();
+  if (pair.ok()) identity = TlsIdentity::from_pem(pair.cert_pem, pair.key_pem, kSelfSignedSource, error);
+  else error = pair.error;
+  if (!identity) {
+    std::fprintf(stderr, "gpu-admission serve: cannot generate a self-signed certificate: %s\n", error.c_str());
+    return nullptr;
+  }
+  logger.warn("no --tls-cert given: serving an in-memory self-signed ECDSA P-256 certificate for localhost "
+              "(for trying gpu-admission out; clients must skip verification or trust it explicitly)",
+              {{"not_after", certs::format_utc(identity->not_after())}, {"serial", identity->serial_hex()}});
+  return identity;
+}
+
+// A listen address as actually bound (port 0 resolved).
+std::string bound_address(const std::string& configured, int port) {
+  std::string error;
+  auto address = parse_listen_address(configured, error);
+  if (!address) return configured;
+  address->port = port;
+  return address->to_string();
+}
+
+void log_serving(Logger& logger, const ServeOptions& options, HttpsServer& server, const PolicyLoad& policy,
+                 const TlsIdentity& identity) {
+  logger.info("gpu-admission serving",
+              {{"version", GPU_ADMISSION_VERSION},
+               {"listen", bound_address(options.server.listen, server.port())},
+               {"metrics_listen", options.server.metrics_listen.empty()
+                                      ? Json(nullptr)
+                                      : Json(bound_address(options.server.metrics_listen, server.metrics_port()))},
+               {"port", server.port()},
+               {"metrics_port", server.metrics_port()},
+               {"event_loops", server.stats().event_loops},
+               {"policy", policy.policy->name()},
+               {"policy_hash", policy.policy->hash()},
+               {"policy_source", policy.source},
+               {"certificate", identity.source()},
+               {"certificate_key_type", identity.key_type()},
+               {"certificate_serial", identity.serial_hex()},
+               {"certificate_not_after", certs::format_utc(identity.not_after())},
+               {"max_body_bytes", options.server.max_body_bytes},
+               {"grace_period_seconds", options.server.grace_period.count() / 1000.0}});
+}
+
+// Blocks until SIGTERM or SIGINT (a second one cuts the remaining requests); SIGHUP reloads.
+int wait_for_termination(TerminationRequest& termination) {
+  std::unique_lock lock(termination.mutex);
+  termination.signalled.wait(lock, [&] { return termination.count > 0; });
+  return termination.signal;
+}
+
+// Readyz fails, new connections are refused, in-flight requests finish within the grace period.
+void shut_down(int signal, const ServeOptions& options, HttpsServer& server, Logger& logger) {
+  const auto stopping_since = std::chrono::steady_clock::now();
+  logger.info("shutting down: readyz fails, new connections are refused, in-flight requests finish",
+              {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"},
+               {"grace_period_seconds", options.server.grace_period.count() / 1000.0},
+               {"open_connections", server.stats().open_connections}});
+  server.begin_shutdown();
+  const bool drained = server.drain(options.server.grace_period);
+  const HttpsServer::Stats at_end = server.stats();
+  server.stop();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopping_since).count();
+  logger.info("stopped", {{"drained", drained},
+                          {"connections_cut", drained ? 0 : at_end.open_connections},
+                          {"shutdown_seconds", std::round(seconds * 1000) / 1000}});
+}
+
+}  // namespace
+
+int run_serve(const Args& args) {
+  ServeOptions options;
+  bool help = false;
+  if (const std::string error = parse_serve_flags(args, options, help); !error.empty()) return usage_error(error);
+  if (help) {
+    std::fputs(kServeHelp, stdout);
+    return 0;
+  }
+
+  // Before any thread exists, so that only the signal thread receives these.
+  SignalWatcher::block_handled_signals();
+
+  Logger logger(options.log_level);
+  Metrics metrics;
+  PolicyHolder policies;
+
+  // Watches are registered before the files are read, so a change in between is not missed.
+  FileWatcher watcher(std::chrono::seconds(1));
+  Reloader* reloader_for_watcher = nullptr;  // set once the server exists
+  if (!options.policy_path.empty())
+    watcher.watch({options.policy_path}, [&] {
+      if (reloader_for_watcher) reloader_for_watcher->reload_policy("file change");
+    });
+  if (!options.cert_path.empty())
+    watcher.watch({options.cert_path, options.key_path}, [&] {
+      if (reloader_for_watcher) reloader_for_watcher->reload_certificate("file change");
+    });
+
+  const PolicyLoad initial_policy = load_initial_policy(options, logger);
+  if (!initial_policy.ok()) return 2;
+  policies.set(initial_policy.policy);
+  metrics.set_policy_info(initial_policy.policy->name(), initial_policy.policy->hash());
+  int exit_code = 0;
+  TlsIdentityPtr identity = load_initial_identity(options, logger, exit_code);
+  if (!identity) return exit_code;
+  metrics.set_certificate_expiry(static_cast<double>(identity->not_after()));
+
+  AdmissionService admission(policies, &metrics, &logger);
+  HttpsServer server(options.server, admission, policies, &metrics, &logger);
+  server.set_identity(identity);
+  if (std::string error; !server.start(error)) {
+    std::fprintf(stderr, "gpu-admission serve: %s\n", error.c_str());
+    return 1;
+  }
+  Reloader reloader(options, policies, server, metrics, logger);
+  reloader_for_watcher = &reloader;
+  log_serving(logger, options, server, initial_policy, *identity);
+
+  TerminationRequest termination;
+  SignalWatcher signals(
+      [&] {
+        logger.info("SIGHUP: reloading policy and certificate");
+        reloader.reload_policy("SIGHUP");
+        reloader.reload_certificate("SIGHUP");
+      },
+      [&](int signal) {
+        if (termination.record(signal) > 1) {
+          logger.warn("second termination signal: cutting the remaining requests", {{"signal", signal}});
+          server.stop();
+        }
+      });
+  signals.start();
+  watcher.start();
+  const int signal = wait_for_termination(termination);
+  shut_down(signal, options, server, logger);
+  watcher.stop();
+  signals.stop();
+  return 0;
+}
+
+}  // namespace gpu_admission::webhook

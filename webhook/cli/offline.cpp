@@ -1,0 +1,114 @@
+#include "webhook/cli/offline.h"
+
+#include <simdjson.h>
+
+#include "policy/evaluator.h"
+#include "policy/pod_decoder.h"
+#include "webhook/admission/review_decision.h"
+#include "webhook/io/yaml_json.h"
+
+namespace gpu_admission::webhook {
+namespace {
+
+std::string string_at(const Json& obj, const char* a, const char* b = nullptr) {
+  if (!obj.is_object() || !obj.contains(a)) return "";
+  const Json& v = obj[a];
+  if (!b) return v.is_string() ? v.get<std::string>() : "";
+  if (!v.is_object() || !v.contains(b) || !v[b].is_string()) return "";
+  return v[b].get<std::string>();
+}
+
+// Judges an AdmissionReview with the webhook's own decision phase (/validate).
+void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& manifest, OfflineResult& r) {
+  simdjson::dom::parser parser;
+  std::string text = to_json_text(manifest.review);
+  simdjson::dom::element root;
+  AdmissionRequest request;
+  if (auto err = parser.parse(text).get(root)) {
+    r.status = OfflineResult::Status::Error;
+    r.note = std::string("cannot re-read the AdmissionReview: ") + simdjson::error_message(err);
+    return;
+  }
+  if (auto bad = decode_admission_request(root, request)) {
+    r.status = OfflineResult::Status::Error;
+    r.note = bad->message;
+    return;
+  }
+  auto kind = policy::workload_kind_from(request.kind);
+  Plan plan = plan_for(Endpoint::Validate, request, kind);
+  if (plan == Plan::Allow) {
+    r.status = OfflineResult::Status::Skipped;
+    r.note = "/validate allows " + std::string(request.operation) + " of " + std::string(request.kind) +
+             (request.sub_resource.empty() ? "" : "/" + std::string(request.sub_resource)) + " without judging it";
+    return;
+  }
+  ReviewScratch scratch;
+  if (auto err = decide_review(policy, Endpoint::Validate, plan, request, *kind, scratch, r.decision)) {
+    r.status = OfflineResult::Status::Error;
+    r.note = err->message();
+  }
+}
+
+}  // namespace
+
+OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
+                               const std::string& default_namespace, bool mutate_pods) {
+  OfflineResult r;
+  r.source = manifest.source;
+  const Json& object = manifest.object;
+  r.kind = string_at(object, "kind");
+  r.name = string_at(object, "metadata", "name");
+  if (r.name.empty()) r.name = string_at(object, "metadata", "generateName");
+  r.namespace_name = !manifest.review_namespace.empty() ? manifest.review_namespace
+                                                         : string_at(object, "metadata", "namespace");
+  if (r.namespace_name.empty()) r.namespace_name = default_namespace;
+
+  if (manifest.from_review) {
+    judge_review(policy, manifest, r);
+    r.mutated = object;  // /validate changes nothing
+    return r;
+  }
+
+  if (!object.is_object()) {
+    r.status = OfflineResult::Status::Error;
+    r.note = "not an object";
+    return r;
+  }
+  auto kind = policy::workload_kind_from(r.kind);
+  if (!kind) {
+    r.status = OfflineResult::Status::Skipped;
+    r.note = r.kind.empty() ? "no kind: not a Kubernetes object" : r.kind + " is not a Pod or a workload with a pod template";
+    return r;
+  }
+
+  simdjson::dom::parser parser;
+  std::string text = to_json_text(object);
+  simdjson::dom::element root;
+  if (auto err = parser.parse(text).get(root)) {
+    r.status = OfflineResult::Status::Error;
+    r.note = std::string("cannot re-read the object: ") + simdjson::error_message(err);
+    return r;
+  }
+  policy::PodView pod;
+  if (auto err = policy::decode_pod_as(root, *kind, pod)) {
+    r.status = OfflineResult::Status::Error;
+    r.note = (err->field.empty() ? std::string() : err->field + ": ") + err->message;
+    return r;
+  }
+  policy::EvalOptions options;
+  options.namespace_name = r.namespace_name;
+  options.mutate = mutate_pods || *kind != policy::WorkloadKind::Pod;
+  policy::evaluate(policy, pod, options, r.decision);
+
+  r.patch = Json::parse(policy::patch_to_json(r.decision.patch));
+  try {
+    r.mutated = r.decision.patch.empty() ? object : object.patch(r.patch);
+  } catch (const std::exception& e) {
+    // A patch that does not apply is our bug; say so rather than hide it.
+    r.status = OfflineResult::Status::Error;
+    r.note = std::string("internal error: the mutation patch does not apply: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace gpu_admission::webhook

@@ -1,0 +1,36 @@
+// Offline evaluation of one manifest object (for `check` and `test`): the same decode and
+// evaluate path as the webhook, plus the mutated object (our patch applied to the input). A Pod
+// goes through the API server's chain (mutate, then validate the result) unless `mutate_pods`
+// is false (`check --no-mutate`: what /validate alone would say); an AdmissionReview is judged
+// exactly as /validate judges it (operation, user, namespace, oldObject).
+#pragma once
+
+#include <string>
+
+#include "policy/compiled_policy.h"
+#include "policy/decision.h"
+#include "policy/json.h"
+#include "webhook/io/manifests.h"
+
+namespace gpu_admission::webhook {
+
+struct OfflineResult {
+  enum class Status { Evaluated, Skipped, Error };
+  Status status = Status::Evaluated;
+  std::string kind;
+  std::string namespace_name;
+  std::string name;
+  std::string source;
+  std::string note;           // why skipped, or the error (naming the field)
+  policy::Decision decision;  // when evaluated
+  Json patch = Json::array(); // the patch as JSON
+  Json mutated;               // the object after the patch
+
+  bool allowed() const { return status != Status::Evaluated || decision.allowed; }
+};
+
+// `default_namespace` is used for objects that name none (and are not AdmissionReviews).
+OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
+                               const std::string& default_namespace, bool mutate_pods = true);
+
+}  // namespace gpu_admission::webhook

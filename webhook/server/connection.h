@@ -1,0 +1,133 @@
+// One client connection and the pieces that hand its requests to httplib (internal to
+// webhook/server/): the Connection state shared by the engine's threads, RequestRouter
+// (httplib::Server used only as request parser, router and response writer, driven request by
+// request through its protected process_request()), BufferedStream (a complete request in
+// memory in, the response in memory out) and the RequestContext the routes read.
+//
+// Threads and ownership: a connection is either parked in epoll (`parked` true, armed with
+// EPOLLONESHOT) or being served by exactly one thread (an event loop, or a worker for a large
+// request): EPOLLONESHOT guarantees a single wake-up. The serving thread parks the connection
+// as its last action or closes it; housekeeping only closes parked connections. Epoll events
+// carry connection ids, not pointers, so an event for a connection closed meanwhile finds
+// nothing.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "webhook/server/listen_socket.h"
+#include "webhook/server/request_framing.h"
+
+namespace gpu_admission::webhook::detail {
+
+using Clock = std::chrono::steady_clock;
+
+// What the engine tells the routes about the request being answered (and they tell it back).
+struct RequestContext {
+  bool body_too_large = false;    // the body exceeds the limit and was not received
+  bool close_after_response = false;
+};
+// Set by the engine around each request it hands to httplib, on the thread answering it.
+inline thread_local constinit RequestContext* current_request = nullptr;
+
+class RequestRouter : public httplib::Server {
+ public:
+  // One request from `stream`; false when nothing usable could be read or written.
+  bool serve(httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+    return process_request(stream, close_connection, connection_closed, nullptr);
+  }
+};
+
+// An accepted socket, its TLS session, and the request and response in progress on it.
+struct Connection {
+  ~Connection() {
+    if (ssl != nullptr) SSL_free(ssl);
+    close_fd(fd);
+  }
+
+  uint64_t id = 0;  // its epoll tag and registry key; never reused, unlike descriptors
+  int fd = -1;
+  SSL* ssl = nullptr;  // nullptr on the plain-HTTP listener
+  std::string remote_ip;
+  int remote_port = 0;
+  std::string local_ip;
+  int local_port = 0;
+
+  // Hand-over between epoll and the thread serving the connection.
+  std::mutex handover;
+  bool parked = false;  // in epoll, waiting for an event
+  bool closed = false;
+  Clock::time_point deadline;
+
+  // Owned by whoever serves the connection.
+  Clock::time_point accepted_at;
+  bool tls_established = false;
+  std::string input;  // received, not yet answered bytes
+  size_t accounted_bytes = 0;
+  RequestFramer framer;
+  bool continue_sent = false;
+  Clock::time_point request_started_at;
+  unsigned long long requests = 0;
+  // A response not yet completely written: output[output_sent..], then `after_output`.
+  enum class AfterOutput { KeepServing, Close, Linger };
+  std::string output;
+  size_t output_sent = 0;
+  AfterOutput after_output = AfterOutput::KeepServing;
+  Clock::time_point output_deadline;
+  // After refusing a request whose body is still arriving: the response is out, the write side
+  // is shut, and what the client still sends is read and dropped until it stops or a short
+  // deadline passes, so that closing does not reset the connection before the client read the
+  // response (a "lingering close").
+  bool lingering = false;
+  size_t lingering_discarded = 0;
+};
+
+// One complete request in memory in, the response collected in memory out.
+class BufferedStream final : public httplib::Stream {
+ public:
+  BufferedStream(std::string_view request, const Connection& connection) : request_(request), connection_(connection) {}
+
+  bool is_readable() const override { return position_ < request_.size(); }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override {
+    const size_t n = std::min(size, request_.size() - position_);
+    std::memcpy(ptr, request_.data() + position_, n);
+    position_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    // httplib answers "Expect: 100-continue" with an interim response before reading the body;
+    // the engine already did that (or the body is here), so it is dropped.
+    if (output_.empty() && std::string_view(ptr, size).starts_with("HTTP/1.1 100 ")) return static_cast<ssize_t>(size);
+    output_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = connection_.remote_ip;
+    port = connection_.remote_port;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = connection_.local_ip;
+    port = connection_.local_port;
+  }
+  socket_t socket() const override { return connection_.fd; }
+
+  std::string& output() { return output_; }
+
+ private:
+  std::string_view request_;
+  size_t position_ = 0;
+  std::string output_;
+  const Connection& connection_;
+};
+
+}  // namespace gpu_admission::webhook::detail
