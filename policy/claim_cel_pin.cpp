@@ -7,6 +7,7 @@
 // the allocation), and `&&` binds looser than every operator but `||` and `?:`. So when the
 // depth-0 tokens of an expression contain no `||`, `?` or `:`, its `&&` operands are exactly the
 // runs between depth-0 `&&` tokens, and each must hold for a device to be picked.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -146,12 +147,6 @@ std::optional<std::string_view> leaf_pin(const std::vector<Token>& t, size_t b, 
   return std::nullopt;
 }
 
-void add_distinct(std::vector<std::string_view>& out, std::string_view profile) {
-  for (std::string_view p : out)
-    if (p == profile) return;
-  out.push_back(profile);
-}
-
 struct Range {
   size_t b, e;
 };
@@ -182,10 +177,9 @@ bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match,
     }
     if (!chain) continue;
     if (cuts.empty()) {
-      if (auto pin = leaf_pin(t, r.b, r.e)) add_distinct(out, *pin);
+      if (auto pin = leaf_pin(t, r.b, r.e)) out.push_back(*pin);
       continue;
     }
-    // Pushed last-first so conjuncts are visited in textual order.
     work.push_back({cuts.back() + 1, r.e});
     for (size_t c = cuts.size() - 1; c > 0; --c) work.push_back({cuts[c - 1] + 1, cuts[c]});
     work.push_back({r.b, cuts.front()});
@@ -201,6 +195,8 @@ std::vector<std::string_view> pinned_mig_profiles(std::string_view cel) {
   std::vector<size_t> match, stack;
   if (!tokenize(cel, tokens) || tokens.empty() || !match_brackets(tokens, match, stack)) return out;
   if (!collect_pins(tokens, match, out)) out.clear();
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -28,8 +28,54 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-void add_distinct(std::vector<std::string_view>& out, std::string_view profile) {
-  if (std::find(out.begin(), out.end(), profile) == out.end()) out.push_back(profile);
+// Sorted and distinct, in n log n (a selector list is as long as the document allows).
+void sort_unique(std::vector<std::string_view>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+// The request a config entry names: `req` of `req` or `req/subrequest`.
+std::string_view request_part(std::string_view listed) { return listed.substr(0, listed.find('/')); }
+
+// The request's device facts, without driver configs.
+RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& counting) {
+  RequestGpus out;
+  out.index = request.index;
+  out.name = request.name;
+  out.first_available = request.first_available;
+  for (const DeviceSubrequest& sub : request.alternatives) {
+    SubrequestGpus alt = count_subrequest(sub, counting);
+    if (!alt.gpu) continue;
+    out.gpu = true;
+    out.full_class = out.full_class || alt.kind == GpuClassKind::Full;
+    out.mig_class = out.mig_class || alt.kind == GpuClassKind::Mig;
+    out.all = out.all || alt.all;
+    out.admin_access = out.admin_access || sub.admin_access;
+    out.slices = std::max(out.slices, alt.slices);
+    out.profiles.insert(out.profiles.end(), alt.profiles.begin(), alt.profiles.end());
+  }
+  sort_unique(out.profiles);
+  return out;
+}
+
+// Sets `mps` on the requests that an MPS config applies to, in (requests + names) log requests.
+void mark_mps(const ClaimView& claim, std::vector<RequestGpus>& requests) {
+  std::vector<std::pair<std::string_view, size_t>> by_name;
+  for (const DriverConfigView& config : claim.configs) {
+    if (!config_asks_mps(config)) continue;
+    if (config.requests.empty()) {
+      for (RequestGpus& r : requests) r.mps = true;
+      return;
+    }
+    if (by_name.empty()) {
+      for (size_t i = 0; i < requests.size(); ++i) by_name.emplace_back(requests[i].name, i);
+      std::sort(by_name.begin(), by_name.end());
+    }
+    for (std::string_view listed : config.requests) {
+      auto it = std::lower_bound(by_name.begin(), by_name.end(), std::make_pair(request_part(listed), size_t{0}));
+      for (; it != by_name.end() && it->first == request_part(listed); ++it) requests[it->second].mps = true;
+    }
+  }
 }
 
 // Slices of one MIG device pinned to `profile`: its slices, at most one GPU; a whole GPU when
@@ -52,6 +98,7 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
   SubrequestGpus out;
   const GpuClassKind kind =
       counting.class_kind ? counting.class_kind(sub.device_class) : default_gpu_class_kind(sub.device_class);
+  out.kind = kind;
   if (kind == GpuClassKind::NotGpu) return out;
   out.gpu = true;
   const int per_gpu = counting.slices_per_gpu >= 1 ? counting.slices_per_gpu : 7;
@@ -60,7 +107,8 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
     // Every selector must hold: each pin restricts the device; with different pins (nothing
     // matches) the largest is counted.
     for (std::string_view cel : sub.selectors)
-      for (std::string_view profile : pinned_mig_profiles(cel)) add_distinct(out.profiles, profile);
+      for (std::string_view profile : pinned_mig_profiles(cel)) out.profiles.push_back(profile);
+    sort_unique(out.profiles);
     if (!out.profiles.empty()) {
       device_slices = 0;
       for (std::string_view profile : out.profiles)
@@ -84,28 +132,13 @@ bool config_asks_mps(const DriverConfigView& config) {
 
 bool config_applies_to(const DriverConfigView& config, std::string_view request) {
   if (config.requests.empty()) return true;
-  for (std::string_view listed : config.requests) {
-    if (listed == request) return true;
-    if (listed.size() > request.size() && listed.substr(0, request.size()) == request && listed[request.size()] == '/')
-      return true;
-  }
+  for (std::string_view listed : config.requests)
+    if (request_part(listed) == request) return true;
   return false;
 }
 
 RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting) {
-  RequestGpus out;
-  out.index = request.index;
-  out.name = request.name;
-  out.first_available = request.first_available;
-  for (const DeviceSubrequest& sub : request.alternatives) {
-    SubrequestGpus alt = count_subrequest(sub, counting);
-    if (!alt.gpu) continue;
-    out.gpu = true;
-    out.all = out.all || alt.all;
-    out.admin_access = out.admin_access || sub.admin_access;
-    out.slices = std::max(out.slices, alt.slices);
-    for (std::string_view profile : alt.profiles) add_distinct(out.profiles, profile);
-  }
+  RequestGpus out = count_devices(request, counting);
   for (const DriverConfigView& config : claim.configs)
     if (config_asks_mps(config) && config_applies_to(config, request.name)) out.mps = true;
   return out;
@@ -114,8 +147,9 @@ RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& reque
 ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting) {
   ClaimGpus out;
   out.requests.reserve(claim.requests.size());
-  for (const DeviceRequestView& request : claim.requests) {
-    RequestGpus& r = out.requests.emplace_back(count_request(claim, request, counting));
+  for (const DeviceRequestView& request : claim.requests) out.requests.push_back(count_devices(request, counting));
+  mark_mps(claim, out.requests);
+  for (const RequestGpus& r : out.requests) {
     out.mps = out.mps || r.mps;
     if (!r.gpu) continue;
     out.gpu = true;

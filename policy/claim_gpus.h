@@ -31,8 +31,8 @@ namespace gpu_admission::policy {
 // anything the tokenizer does not know, or two conjuncts pinning different profiles.
 std::optional<std::string> pinned_mig_profile(std::string_view cel);
 
-// Every profile the expression's top-level conjuncts pin (distinct, in order; empty when none
-// or when the expression is not understood). Views into `cel`.
+// Every profile the expression's top-level conjuncts pin (sorted, distinct; empty when none or
+// when the expression is not understood). Views into `cel`.
 std::vector<std::string_view> pinned_mig_profiles(std::string_view cel);
 
 enum class GpuClassKind : uint8_t { NotGpu, Full, Mig };
@@ -52,10 +52,12 @@ struct GpuCounting {
 };
 
 struct SubrequestGpus {
+  GpuClassKind kind = GpuClassKind::NotGpu;  // of its device class
   bool gpu = false;      // its device class is a GPU class
   bool all = false;      // a GPU class with allocationMode All
   int64_t slices = 0;    // kSaturatedSlices when `all`
-  std::vector<std::string_view> profiles;  // MIG class: profiles its selectors pin (views into the claim)
+  std::vector<std::string_view> profiles;  // MIG class: profiles its selectors pin (sorted, distinct;
+                                           // views into the claim)
 };
 
 struct RequestGpus {
@@ -63,13 +65,15 @@ struct RequestGpus {
   std::string_view name;
   bool first_available = false;
   bool gpu = false;            // some alternative asks a GPU class
+  bool full_class = false;     // some alternative asks a full-GPU class
+  bool mig_class = false;      // some alternative asks a MIG class
   bool all = false;            // some GPU alternative asks allocationMode All (unbounded)
   bool admin_access = false;   // a GPU alternative with adminAccess: true
   // A gpu.nvidia.com GpuConfig / MigDeviceConfig with sharing.strategy MPS (any case) applies
   // to the request. Set whatever the device class: the config is the NVIDIA driver's.
   bool mps = false;
   int64_t slices = 0;          // the largest GPU alternative
-  std::vector<std::string_view> profiles;  // profiles pinned by its MIG alternatives (distinct)
+  std::vector<std::string_view> profiles;  // profiles pinned by its MIG alternatives (sorted, distinct)
 };
 
 struct ClaimGpus {
@@ -88,7 +92,7 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
 bool config_asks_mps(const DriverConfigView& config);
 
 // True when `config` applies to the request named `request`: it lists no requests, or lists
-// `request` or `request/<subrequest>`.
+// `request` or `request/<subrequest>` (the part before the first '/' is the request).
 bool config_applies_to(const DriverConfigView& config, std::string_view request);
 
 RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting);

@@ -15,6 +15,7 @@ void Decision::clear() {
   mutated = {};
   gpu_slices = 0;
   slices_per_gpu = 7;
+  gpu_sources.clear();
 }
 
 bool Decision::has(Action action) const {

@@ -31,6 +31,7 @@ struct Decision {
   std::array<bool, kMutationCount> mutated{};  // which mutations changed the pod
   int64_t gpu_slices = 0;                      // effective GPU request, in compute slices
   int slices_per_gpu = 7;
+  std::string gpu_sources;  // pods with DRA claims: "1 nvidia.com/gpu + 2 from claim template two-gpus"
 
   void clear();
   bool has(Action action) const;

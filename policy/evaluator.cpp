@@ -61,14 +61,6 @@ std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView
 
 namespace {
 
-bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out) {
-  if (policy.namespace_exempt(ns)) out.exempt_by = "namespace";
-  else if (!options.username.empty() && policy.username_exempt(options.username)) out.exempt_by = "username";
-  else return false;
-  out.exempt = true;
-  return true;
-}
-
 void run_mutations(const CompiledPolicy& policy, MutationContext& ctx, Decision& out) {
   using Fn = bool (*)(MutationContext&);
   constexpr std::array<Fn, kMutationCount> kMutations = {mutate_mig_resources, mutate_tenant_labels,
@@ -79,6 +71,14 @@ void run_mutations(const CompiledPolicy& policy, MutationContext& ctx, Decision&
 }
 
 }  // namespace
+
+bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out) {
+  if (policy.namespace_exempt(ns)) out.exempt_by = "namespace";
+  else if (!options.username.empty() && policy.username_exempt(options.username)) out.exempt_by = "username";
+  else return false;
+  out.exempt = true;
+  return true;
+}
 
 void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& options, Decision& out) {
   out.clear();
@@ -114,6 +114,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
 
   out.gpu_slices = gpu.slices;
   out.slices_per_gpu = gpu.slices_per_gpu;
+  if (!gpu.claims.entries.empty()) out.gpu_sources = gpu_sources_text(gpu);
 
   RuleContext ctx{policy, pod, ns, tenant, pool, pinned, options.old_pod, named, gpu, problems};
   for (const RuleDef& rule : rule_table()) {

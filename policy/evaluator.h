@@ -37,6 +37,14 @@ inline Decision evaluate(const CompiledPolicy& policy, PodView& pod, const EvalO
   return d;
 }
 
+// Namespace and username exemptions: true (and `out` marked exempt) when no rule applies.
+bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out);
+
+// Judges a ResourceClaim or ResourceClaimTemplate on its own admission (SPEC 9): gpu-cap when it
+// alone exceeds its namespace's tenant's cap or asks for allocationMode All, gpu-device-access for
+// adminAccess. Findings name spec.devices.requests[i] (spec.spec.devices... for a template).
+void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const EvalOptions& options, Decision& out);
+
 // Pools the pod names itself, through spec.nodeSelector and required node affinity `In` terms.
 // A pool counts as named when the nodeSelector or any required node-affinity term names it.
 std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView& pod);

@@ -3,6 +3,8 @@
 // (or are negative, unreadable or too large). Such a quantity still counts (gpu_request.h): a
 // fraction as its ceiling, too large or unreadable as more than any cap, so the cap check below
 // sees it too.
+#include <algorithm>
+
 #include "policy/mutations/mutation.h"
 #include "policy/quantity.h"
 #include "policy/rules/rule.h"
@@ -66,6 +68,10 @@ void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   check_claims(ctx, out);
   const int per_gpu = ctx.gpu.slices_per_gpu;
   if (ctx.gpu.slices <= *cap * per_gpu) return;
+  const auto& claims = ctx.gpu.claims.entries;
+  if (std::any_of(claims.begin(), claims.end(), [](const PodClaimGpus& e) { return e.gpus.all; }) &&
+      ctx.gpu.slices >= kSaturatedSlices)
+    return;  // unbounded because of allocationMode All, reported above
   std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
                                                                 : "the default cap is";
   out.report(ctx.field("spec"), "pod requests " + requested_text(ctx) + "; " + who + " " + std::to_string(*cap) + " per pod");

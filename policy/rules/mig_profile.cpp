@@ -17,12 +17,21 @@ bool is_zero(const ResourceQuantity& q) {
   return value.is_integer() && value.value == 0;
 }
 
-std::string converted_to(const Pool& pool) {
-  if (pool.default_profile < 0) return "";
-  return "; /mutate would have made them " + pool.mig_profiles[pool.default_profile].resource;
+// The profile /mutate would have used for what mig-profile found (the annotation's when valid,
+// else the pool's default, as mig-resources chooses), or none while mig-resources is off (then a
+// "/mutate would have" hint would be wrong).
+const MigProfileEntry* mutation_profile(const RuleContext& ctx, const Pool& pool) {
+  if (!ctx.policy.mutation_enabled(MutationId::MigResources)) return nullptr;
+  bool annotated = false;
+  std::string_view requested = ctx.pod.annotation(kMigProfileAnnotation, &annotated);
+  if (annotated)
+    if (const MigProfileEntry* named = pool.find_profile(requested)) return named;
+  return pool.default_profile < 0 ? nullptr : &pool.mig_profiles[pool.default_profile];
 }
 
 void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
+  const MigProfileEntry* fix = mutation_profile(ctx, pool);
+  const std::string hint = fix ? "; /mutate would have made them " + fix->resource : "";
   for (const auto& c : ctx.pod.containers) {
     for (int pass = 0; pass < 2; ++pass) {
       const bool limits = pass == 1;
@@ -31,7 +40,7 @@ void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out)
         if (is_zero(q)) continue;
         out.report(resource_field(ctx, c, limits, q.name),
                    container_label(c) + " requests whole GPUs (" + std::string(q.name) + ") in pool " +
-                       quoted(pool.name) + ", which hands out MIG slices" + converted_to(pool));
+                       quoted(pool.name) + ", which hands out MIG slices" + hint);
       }
     }
   }
@@ -42,11 +51,10 @@ void check_single_product(const RuleContext& ctx, const Pool& pool, RuleOutput& 
   std::string_view product = ctx.pod.node_selector_value(kGpuProductLabel, &found);
   const std::string field = ctx.field("spec.nodeSelector[\"" + std::string(kGpuProductLabel) + "\"]");
   if (!found) {
-    std::string fix = pool.default_profile < 0 ? std::string()
-                                               : "; /mutate would have selected " +
-                                                     quoted(pool.mig_profiles[pool.default_profile].single_product);
+    const MigProfileEntry* fix = mutation_profile(ctx, pool);
     out.report(field, "GPU pod in pool " + quoted(pool.name) + " (MIG strategy single) does not select a MIG product "
-                      "through nvidia.com/gpu.product" + fix);
+                      "through nvidia.com/gpu.product" +
+                          (fix ? "; /mutate would have selected " + quoted(fix->single_product) : ""));
     return;
   }
   for (const auto& profile : pool.mig_profiles)

@@ -39,10 +39,12 @@ void check_pinned(const RuleContext& ctx, RuleOutput& out) {
   if (ctx.pinned || std::none_of(allowed.begin(), allowed.end(), [](bool b) { return b; })) return;
   std::string message = "GPU pod is not pinned to a pool of tenant " + quoted(ctx.tenant->name) + " (" +
                         pool_list(ctx.policy, *ctx.tenant) + ") and could run on any node; ";
-  if (ctx.tenant->default_pool >= 0)
-    message += "/mutate would have pinned it to pool " + quoted(ctx.policy.pools()[ctx.tenant->default_pool].name);
-  else
+  if (ctx.tenant->default_pool < 0)
     message += "the tenant has no defaultPool, so name one of its pools in spec.nodeSelector";
+  else if (!ctx.policy.mutation_enabled(MutationId::PoolSelector))
+    message += "pool-selector is off, so name one of its pools in spec.nodeSelector";
+  else
+    message += "/mutate would have pinned it to pool " + quoted(ctx.policy.pools()[ctx.tenant->default_pool].name);
   out.report(ctx.field("spec.nodeSelector"), std::move(message));
 }
 

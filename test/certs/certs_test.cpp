@@ -68,7 +68,7 @@ TEST_CASE("the serving certificate names exactly the four service DNS names", "[
   CHECK(ext_critical(leaf, NID_subject_alt_name) == false);
 }
 
-TEST_CASE("long service and namespace names keep all SANs; the CN falls back to NAME", "[certs]") {
+TEST_CASE("long service and namespace names keep all SANs, the CN falls back to NAME", "[certs]") {
   std::string service = "s" + std::string(62, 'x');  // 63 characters each
   std::string ns = std::string(62, 'n') + "1";
   certs::ServingBundle bundle = make_bundle(service, ns);

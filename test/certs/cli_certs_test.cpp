@@ -63,7 +63,7 @@ TEST_CASE("certs writes a verifiable chain and prints only the base64 CA on stdo
   CHECK(span == 365 * 86400LL + 300);
 }
 
-TEST_CASE("certs --days sets the validity; --flag=value works too", "[certs][cli]") {
+TEST_CASE("certs --days sets the validity, --flag=value works too", "[certs][cli]") {
   TempDir tmp;
   Captured r = certs_cli({"--service=webhook", "--namespace=team-a", "--days=30", "--out-dir=" + tmp.path()});
   REQUIRE(r.rc == 0);

@@ -542,6 +542,12 @@ var wantValidatingRules = []string{
 	"apps/v1/statefulsets:CREATE", "apps/v1/statefulsets:UPDATE",
 	"batch/v1/cronjobs:CREATE", "batch/v1/cronjobs:UPDATE",
 	"batch/v1/jobs:CREATE", "batch/v1/jobs:UPDATE",
+	"resource.k8s.io/v1/resourceclaims:CREATE", "resource.k8s.io/v1/resourceclaims:UPDATE",
+	"resource.k8s.io/v1/resourceclaimtemplates:CREATE", "resource.k8s.io/v1/resourceclaimtemplates:UPDATE",
+	"resource.k8s.io/v1beta2/resourceclaims:CREATE", "resource.k8s.io/v1beta2/resourceclaims:UPDATE",
+	"resource.k8s.io/v1beta2/resourceclaimtemplates:CREATE", "resource.k8s.io/v1beta2/resourceclaimtemplates:UPDATE",
+	"resource.k8s.io/v1beta1/resourceclaims:CREATE", "resource.k8s.io/v1beta1/resourceclaims:UPDATE",
+	"resource.k8s.io/v1beta1/resourceclaimtemplates:CREATE", "resource.k8s.io/v1beta1/resourceclaimtemplates:UPDATE",
 }
 var wantMutatingRules = []string{"/v1/pods:CREATE"}
 

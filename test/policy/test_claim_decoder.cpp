@@ -135,7 +135,7 @@ spec:
   CHECK(c.configs.empty());
 }
 
-TEST_CASE("v1 and v1beta2 firstAvailable; templates", "[claim]") {
+TEST_CASE("v1 and v1beta2 firstAvailable, templates", "[claim]") {
   for (const char* version : {"v1", "v1beta2"}) {
     for (bool templ : {false, true}) {
       INFO(version << (templ ? " template" : " claim"));
@@ -244,101 +244,108 @@ TEST_CASE("claims without devices, null fields and unknown fields", "[claim]") {
   CHECK(unknown->claim.requests.at(0).name == "n");
 }
 
+namespace {
+
+struct ErrorCase {
+  std::string yaml, field, message;
+};
+
+const std::string g = "deviceClassName: gpu.nvidia.com";
+std::string v1(const std::string& devices) { return claim_yaml("v1", devices); }
+std::string tpl(const std::string& version, const std::string& devices) { return claim_yaml(version, devices, true); }
+
+const std::vector<ErrorCase> kErrorCases = {
+    {v1("{requests: [{name: a, exactly: {" + g + "}}, {name: b, exactly: {" + g + ", count: '2'}}]}"),
+     "spec.devices.requests[1].exactly.count", "integer"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", count: 0}}]}"), "spec.devices.requests[0].exactly.count", "at least 1"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", count: -3}}]}"), "spec.devices.requests[0].exactly.count", "integer"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", count: 1.5}}]}"), "spec.devices.requests[0].exactly.count", "integer"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", count: 2.0}}]}"), "spec.devices.requests[0].exactly.count", "integer"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", count: 9223372036854775808}}]}"),
+     "spec.devices.requests[0].exactly.count", "integer"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", allocationMode: Some}}]}"),
+     "spec.devices.requests[0].exactly.allocationMode", "ExactCount or All"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", allocationMode: all}}]}"),
+     "spec.devices.requests[0].exactly.allocationMode", "ExactCount or All"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", allocationMode: 1}}]}"),
+     "spec.devices.requests[0].exactly.allocationMode", "string"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", adminAccess: 'yes'}}]}"),
+     "spec.devices.requests[0].exactly.adminAccess", "true or false"},
+    {v1("{requests: [{name: b, exactly: {deviceClassName: 7}}]}"), "spec.devices.requests[0].exactly.deviceClassName",
+     "string"},
+    {v1("{requests: [{name: b, exactly: {count: 1}}]}"), "spec.devices.requests[0].exactly.deviceClassName", "required"},
+    {v1("{requests: [{name: b, exactly: {deviceClassName: ''}}]}"), "spec.devices.requests[0].exactly.deviceClassName",
+     "empty"},
+    {v1("{requests: [{name: b}]}"), "spec.devices.requests[0]", "exactly one of exactly and firstAvailable"},
+    {v1("{requests: [{name: b, exactly: {" + g + "}, firstAvailable: [{name: x, " + g + "}]}]}"),
+     "spec.devices.requests[0]", "exactly one of exactly and firstAvailable"},
+    {v1("{requests: [{name: b, exactly: [1]}]}"), "spec.devices.requests[0].exactly", "object"},
+    {v1("{requests: [{name: 5, exactly: {" + g + "}}]}"), "spec.devices.requests[0].name", "string"},
+    {v1("{requests: {name: b}}"), "spec.devices.requests", "list"},
+    {v1("{requests: [7]}"), "spec.devices.requests[0]", "object"},
+    {v1("{requests: [{name: b, firstAvailable: {name: x}}]}"), "spec.devices.requests[0].firstAvailable", "list"},
+    {v1("{requests: [{name: b, firstAvailable: []}]}"), "spec.devices.requests[0].firstAvailable", "empty"},
+    {v1("{requests: [{name: b, firstAvailable: [{name: x, " + g + "}, 3]}]}"),
+     "spec.devices.requests[0].firstAvailable[1]", "object"},
+    {tpl("v1", "{requests: [{name: b, firstAvailable: [{name: x, " + g + "}, {name: y, " + g +
+                   "}, {name: z, deviceClassName: [gpu]}]}]}"),
+     "spec.spec.devices.requests[0].firstAvailable[2].deviceClassName", "string"},
+    {tpl("v1beta2", "{requests: [{name: b, firstAvailable: [{name: x, " + g + ", count: 0}]}]}"),
+     "spec.spec.devices.requests[0].firstAvailable[0].count", "at least 1"},
+    {v1("{requests: [{name: b, firstAvailable: [{name: 1, " + g + "}]}]}"),
+     "spec.devices.requests[0].firstAvailable[0].name", "string"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", selectors: {cel: x}}}]}"),
+     "spec.devices.requests[0].exactly.selectors", "list"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", selectors: [{cel: {expression: a}}, {cel: {expression: 5}}]}}]}"),
+     "spec.devices.requests[0].exactly.selectors[1].cel.expression", "string"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", selectors: [{cel: x}]}}]}"),
+     "spec.devices.requests[0].exactly.selectors[0].cel", "object"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", selectors: [x]}}]}"),
+     "spec.devices.requests[0].exactly.selectors[0]", "object"},
+    {v1("{config: {opaque: {}}}"), "spec.devices.config", "list"},
+    {v1("{config: [{opaque: {driver: a}}, 5]}"), "spec.devices.config[1]", "object"},
+    {v1("{config: [{requests: [a, 1], opaque: {driver: a}}]}"), "spec.devices.config[0].requests[1]", "string"},
+    {v1("{config: [{requests: a}]}"), "spec.devices.config[0].requests", "list"},
+    {v1("{config: [{opaque: 1}]}"), "spec.devices.config[0].opaque", "object"},
+    {v1("{config: [{opaque: {driver: 1}}]}"), "spec.devices.config[0].opaque.driver", "string"},
+    {v1("{config: [{opaque: {driver: gpu.nvidia.com, parameters: [1]}}]}"), "spec.devices.config[0].opaque.parameters",
+     "object"},
+    {v1("{config: [{opaque: {driver: gpu.nvidia.com, parameters: {kind: 1}}}]}"),
+     "spec.devices.config[0].opaque.parameters.kind", "string"},
+    {v1("{config: [{opaque: {driver: gpu.nvidia.com, parameters: {kind: GpuConfig, sharing: MPS}}}]}"),
+     "spec.devices.config[0].opaque.parameters.sharing", "object"},
+    {tpl("v1", "{config: [{opaque: {driver: gpu.nvidia.com, parameters: {sharing: {strategy: [MPS]}}}}]}"),
+     "spec.spec.devices.config[0].opaque.parameters.sharing.strategy", "string"},
+    {v1("[]"), "spec.devices", "object"},
+    {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, spec: 1}", "spec", "object"},
+    {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaimTemplate, spec: {spec: 1}}", "spec.spec", "object"},
+    {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: 1}", "metadata", "object"},
+    {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: 1}}", "metadata.name", "string"},
+    {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {namespace: [a]}}", "metadata.namespace", "string"},
+    {tpl("v1beta1", "{requests: [{name: a, count: '1', " + g + "}]}"), "spec.spec.devices.requests[0].count", "integer"},
+    {claim_yaml("v1beta1", "{requests: [{name: a}]}"), "spec.devices.requests[0].deviceClassName", "required"},
+    {claim_yaml("v1beta1", "{requests: [{name: a, exactly: {" + g + "}}]}"), "spec.devices.requests[0].deviceClassName",
+     "required"},
+    {claim_yaml("v1beta1", "{requests: [{name: a, " + g + ", firstAvailable: [{name: x, " + g + "}]}]}"),
+     "spec.devices.requests[0]", "exactly one of deviceClassName and firstAvailable"},
+    {claim_yaml("v1beta1", "{requests: [{name: a, firstAvailable: [{name: x, count: 2}]}]}"),
+     "spec.devices.requests[0].firstAvailable[0].deviceClassName", "required"},
+    {claim_yaml("v1beta1", "{requests: [{name: a, " + g + ", allocationMode: Every}]}"),
+     "spec.devices.requests[0].allocationMode", "ExactCount or All"},
+    {claim_yaml("v1beta1", "{requests: [{name: a, " + g + ", adminAccess: 1}]}"), "spec.devices.requests[0].adminAccess",
+     "true or false"},
+    {"{apiVersion: resource.k8s.io/v1alpha3, kind: ResourceClaim}", "apiVersion", "not a served"},
+    {"{apiVersion: resource.k8s.io/v1alpha2, kind: ResourceClaimTemplate}", "apiVersion", "not a served"},
+    {"{kind: ResourceClaim}", "apiVersion", "missing"},
+    {"{apiVersion: 1, kind: ResourceClaim}", "apiVersion", "missing or not a string"},
+    {"{apiVersion: resource.k8s.io/v1, kind: Pod}", "kind", "not a ResourceClaim"},
+    {"{apiVersion: resource.k8s.io/v1}", "kind", "missing"},
+};
+
+}  // namespace
+
 TEST_CASE("decoding errors name the field from the object root", "[claim]") {
-  struct Case {
-    std::string yaml, field, message;
-  };
-  const std::string g = "deviceClassName: gpu.nvidia.com";
-  auto v1 = [](const std::string& devices) { return claim_yaml("v1", devices); };
-  auto tpl = [](const std::string& version, const std::string& devices) { return claim_yaml(version, devices, true); };
-  const std::vector<Case> cases = {
-      {v1("{requests: [{name: a, exactly: {" + g + "}}, {name: b, exactly: {" + g + ", count: '2'}}]}"),
-       "spec.devices.requests[1].exactly.count", "integer"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", count: 0}}]}"), "spec.devices.requests[0].exactly.count", "at least 1"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", count: -3}}]}"), "spec.devices.requests[0].exactly.count", "integer"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", count: 1.5}}]}"), "spec.devices.requests[0].exactly.count", "integer"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", count: 2.0}}]}"), "spec.devices.requests[0].exactly.count", "integer"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", count: 9223372036854775808}}]}"),
-       "spec.devices.requests[0].exactly.count", "integer"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", allocationMode: Some}}]}"),
-       "spec.devices.requests[0].exactly.allocationMode", "ExactCount or All"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", allocationMode: all}}]}"),
-       "spec.devices.requests[0].exactly.allocationMode", "ExactCount or All"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", allocationMode: 1}}]}"),
-       "spec.devices.requests[0].exactly.allocationMode", "string"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", adminAccess: 'yes'}}]}"),
-       "spec.devices.requests[0].exactly.adminAccess", "true or false"},
-      {v1("{requests: [{name: b, exactly: {deviceClassName: 7}}]}"), "spec.devices.requests[0].exactly.deviceClassName",
-       "string"},
-      {v1("{requests: [{name: b, exactly: {count: 1}}]}"), "spec.devices.requests[0].exactly.deviceClassName", "required"},
-      {v1("{requests: [{name: b, exactly: {deviceClassName: ''}}]}"), "spec.devices.requests[0].exactly.deviceClassName",
-       "empty"},
-      {v1("{requests: [{name: b}]}"), "spec.devices.requests[0]", "exactly one of exactly and firstAvailable"},
-      {v1("{requests: [{name: b, exactly: {" + g + "}, firstAvailable: [{name: x, " + g + "}]}]}"),
-       "spec.devices.requests[0]", "exactly one of exactly and firstAvailable"},
-      {v1("{requests: [{name: b, exactly: [1]}]}"), "spec.devices.requests[0].exactly", "object"},
-      {v1("{requests: [{name: 5, exactly: {" + g + "}}]}"), "spec.devices.requests[0].name", "string"},
-      {v1("{requests: {name: b}}"), "spec.devices.requests", "list"},
-      {v1("{requests: [7]}"), "spec.devices.requests[0]", "object"},
-      {v1("{requests: [{name: b, firstAvailable: {name: x}}]}"), "spec.devices.requests[0].firstAvailable", "list"},
-      {v1("{requests: [{name: b, firstAvailable: []}]}"), "spec.devices.requests[0].firstAvailable", "empty"},
-      {v1("{requests: [{name: b, firstAvailable: [{name: x, " + g + "}, 3]}]}"),
-       "spec.devices.requests[0].firstAvailable[1]", "object"},
-      {tpl("v1", "{requests: [{name: b, firstAvailable: [{name: x, " + g + "}, {name: y, " + g +
-                     "}, {name: z, deviceClassName: [gpu]}]}]}"),
-       "spec.spec.devices.requests[0].firstAvailable[2].deviceClassName", "string"},
-      {tpl("v1beta2", "{requests: [{name: b, firstAvailable: [{name: x, " + g + ", count: 0}]}]}"),
-       "spec.spec.devices.requests[0].firstAvailable[0].count", "at least 1"},
-      {v1("{requests: [{name: b, firstAvailable: [{name: 1, " + g + "}]}]}"),
-       "spec.devices.requests[0].firstAvailable[0].name", "string"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", selectors: {cel: x}}}]}"),
-       "spec.devices.requests[0].exactly.selectors", "list"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", selectors: [{cel: {expression: a}}, {cel: {expression: 5}}]}}]}"),
-       "spec.devices.requests[0].exactly.selectors[1].cel.expression", "string"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", selectors: [{cel: x}]}}]}"),
-       "spec.devices.requests[0].exactly.selectors[0].cel", "object"},
-      {v1("{requests: [{name: b, exactly: {" + g + ", selectors: [x]}}]}"),
-       "spec.devices.requests[0].exactly.selectors[0]", "object"},
-      {v1("{config: {opaque: {}}}"), "spec.devices.config", "list"},
-      {v1("{config: [{opaque: {driver: a}}, 5]}"), "spec.devices.config[1]", "object"},
-      {v1("{config: [{requests: [a, 1], opaque: {driver: a}}]}"), "spec.devices.config[0].requests[1]", "string"},
-      {v1("{config: [{requests: a}]}"), "spec.devices.config[0].requests", "list"},
-      {v1("{config: [{opaque: 1}]}"), "spec.devices.config[0].opaque", "object"},
-      {v1("{config: [{opaque: {driver: 1}}]}"), "spec.devices.config[0].opaque.driver", "string"},
-      {v1("{config: [{opaque: {driver: gpu.nvidia.com, parameters: [1]}}]}"), "spec.devices.config[0].opaque.parameters",
-       "object"},
-      {v1("{config: [{opaque: {driver: gpu.nvidia.com, parameters: {kind: 1}}}]}"),
-       "spec.devices.config[0].opaque.parameters.kind", "string"},
-      {v1("{config: [{opaque: {driver: gpu.nvidia.com, parameters: {kind: GpuConfig, sharing: MPS}}}]}"),
-       "spec.devices.config[0].opaque.parameters.sharing", "object"},
-      {tpl("v1", "{config: [{opaque: {driver: gpu.nvidia.com, parameters: {sharing: {strategy: [MPS]}}}}]}"),
-       "spec.spec.devices.config[0].opaque.parameters.sharing.strategy", "string"},
-      {v1("[]"), "spec.devices", "object"},
-      {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, spec: 1}", "spec", "object"},
-      {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaimTemplate, spec: {spec: 1}}", "spec.spec", "object"},
-      {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: 1}", "metadata", "object"},
-      {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: 1}}", "metadata.name", "string"},
-      {"{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {namespace: [a]}}", "metadata.namespace", "string"},
-      {tpl("v1beta1", "{requests: [{name: a, count: '1', " + g + "}]}"), "spec.spec.devices.requests[0].count", "integer"},
-      {claim_yaml("v1beta1", "{requests: [{name: a}]}"), "spec.devices.requests[0].deviceClassName", "required"},
-      {claim_yaml("v1beta1", "{requests: [{name: a, exactly: {" + g + "}}]}"), "spec.devices.requests[0].deviceClassName",
-       "required"},
-      {claim_yaml("v1beta1", "{requests: [{name: a, " + g + ", firstAvailable: [{name: x, " + g + "}]}]}"),
-       "spec.devices.requests[0]", "exactly one of deviceClassName and firstAvailable"},
-      {claim_yaml("v1beta1", "{requests: [{name: a, firstAvailable: [{name: x, count: 2}]}]}"),
-       "spec.devices.requests[0].firstAvailable[0].deviceClassName", "required"},
-      {claim_yaml("v1beta1", "{requests: [{name: a, " + g + ", allocationMode: Every}]}"),
-       "spec.devices.requests[0].allocationMode", "ExactCount or All"},
-      {claim_yaml("v1beta1", "{requests: [{name: a, " + g + ", adminAccess: 1}]}"), "spec.devices.requests[0].adminAccess",
-       "true or false"},
-      {"{apiVersion: resource.k8s.io/v1alpha3, kind: ResourceClaim}", "apiVersion", "not a served"},
-      {"{apiVersion: resource.k8s.io/v1alpha2, kind: ResourceClaimTemplate}", "apiVersion", "not a served"},
-      {"{kind: ResourceClaim}", "apiVersion", "missing"},
-      {"{apiVersion: 1, kind: ResourceClaim}", "apiVersion", "missing or not a string"},
-      {"{apiVersion: resource.k8s.io/v1, kind: Pod}", "kind", "not a ResourceClaim"},
-      {"{apiVersion: resource.k8s.io/v1}", "kind", "missing"},
-  };
-  for (const auto& c : cases) {
+  for (const auto& c : kErrorCases) {
     INFO(c.yaml);
     auto d = decode_yaml(c.yaml);
     REQUIRE(d->error.has_value());

@@ -53,99 +53,102 @@ DriverConfigView config(std::string_view driver, std::string_view kind, std::str
   return c;
 }
 
+struct PinCase {
+  std::string cel;
+  const char* profile;
+};
+
+const std::vector<PinCase> kPins = {
+    {kPin, "1g.10gb"},
+    {R"(device.attributes["gpu.nvidia.com"].profile == "1g.10gb")", "1g.10gb"},
+    {R"(device.attributes["gpu.nvidia.com"].profile == '2g.20gb')", "2g.20gb"},
+    {"  device . attributes\n[ 'gpu.nvidia.com' ]\t.profile   ==\n'3g.40gb'  \n", "3g.40gb"},
+    {"(" + kPin + ")", "1g.10gb"},
+    {"((( " + kPin + " )))", "1g.10gb"},
+    {"device.driver == 'gpu.nvidia.com' && " + kPin, "1g.10gb"},
+    {kPin + " && device.attributes['gpu.nvidia.com'].memory.compareTo(quantity('10Gi')) >= 0", "1g.10gb"},
+    {"a && (b && (" + kPin + "))", "1g.10gb"},
+    {"'1g.10gb' == device.attributes['gpu.nvidia.com'].profile", "1g.10gb"},
+    {"\"7g.80gb\"==device.attributes['gpu.nvidia.com'].profile", "7g.80gb"},
+    {"device.attributes['gpu.nvidia.com']['profile'] == '1g.10gb'", "1g.10gb"},
+    {"device.attributes['gpu.nvidia.com'].productName == 'a && b || c ? d : e' && " + kPin, "1g.10gb"},
+    {"x == \"it's (weird]\" && " + kPin, "1g.10gb"},
+    {"x == 'say \\'hi\\' || no' && " + kPin, "1g.10gb"},  // escapes elsewhere are fine
+    {kPin + " // || not a pin after all?", "1g.10gb"},
+    {"// comment with 'quote\n" + kPin, "1g.10gb"},
+    {kPin + " && " + kPin, "1g.10gb"},
+    {kPin + " && (x || y)", "1g.10gb"},
+    {kPin + " && (c ? a : b)", "1g.10gb"},
+    {"{'a': 1}['a'] == 1 && " + kPin, "1g.10gb"},
+    {"!x && " + kPin + " && y != 2", "1g.10gb"},
+    {"device.attributes['gpu.nvidia.com'].profile == '1g.10gb+me'", "1g.10gb+me"},
+    {"device.attributes['gpu.nvidia.com'].profile == '1g.10gb'\n", "1g.10gb"},
+};
+
+const std::vector<std::string> kNonPins = {
+    "",
+    "   ",
+    kPin + " || x",
+    "x || " + kPin,
+    kPin + " && x || y",
+    "x || y && " + kPin,
+    "(" + kPin + " || x) && y",
+    "!(" + kPin + ")",
+    "!" + kPin,
+    "c ? " + kPin + " : false",
+    "(c ? " + kPin + " : false) && true",
+    kPin + " ? true : false",
+    "device.attributes['gpu.nvidia.com'].profile != '1g.10gb'",
+    "device.attributes['other.example.com'].profile == '1g.10gb'",
+    "device.attributes['gpu.nvidia.com'].productName == '1g.10gb'",
+    "device.attributes['gpu.nvidia.com'].profile.startsWith('1g')",
+    "device.attributes['gpu.nvidia.com'].profile in ['1g.10gb']",
+    "device.attributes['gpu.nvidia.com'].profile == '1g\\x2e10gb'",
+    "device.attributes['gpu\\x2envidia.com'].profile == '1g.10gb'",
+    "device.attributes['gpu.nvidia.com'].profile == r'1g.10gb'",
+    "device.attributes['gpu.nvidia.com'].profile == b'1g.10gb'",
+    "device.attributes['gpu.nvidia.com'].profile == '''1g.10gb'''",
+    "device.attributes[r'gpu.nvidia.com'].profile == '1g.10gb'",
+    "(" + kPin,
+    kPin + ")",
+    "(" + kPin + "]",
+    kPin + " && 'unterminated",
+    kPin + " & x",
+    kPin + " | x",
+    "device.attributes['gpu.nvidia.com'].profile = '1g.10gb'",
+    kPin + " == true",
+    "(" + kPin + ") == true",
+    "cel.bind(device, x, " + kPin + ")",
+    "[" + kPin + "][0]",
+    "device.attributes['gpu.nvidia.com'].profile == device.attributes['gpu.nvidia.com'].profile",
+    "device.attributes['gpu.nvidia.com'].profile == 1",
+    "device.attributes['gpu.nvidia.com'].`profile` == '1g.10gb'",
+    "-" + kPin,
+    kPin + " &&",
+    "&& " + kPin,
+    kPin + " && && x",
+    kPin + " && ()",
+    "dev.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
+    "device.attributes['gpu.nvidia.com'].profile == '1g.10gb\n'",
+    kPin + " && " + kPin3,  // two different pins: none is certain
+    kPin + " ; x",
+    "device.attributes['gpu.nvidia.com'].profile == '1g.10gb' \xc3\xa9",
+};
+
 }  // namespace
 
 TEST_CASE("CEL selectors that pin a MIG profile", "[claim][cel]") {
-  struct Case {
-    std::string cel;
-    const char* profile;
-  };
-  const std::vector<Case> pins = {
-      {kPin, "1g.10gb"},
-      {R"(device.attributes["gpu.nvidia.com"].profile == "1g.10gb")", "1g.10gb"},
-      {R"(device.attributes["gpu.nvidia.com"].profile == '2g.20gb')", "2g.20gb"},
-      {"  device . attributes\n[ 'gpu.nvidia.com' ]\t.profile   ==\n'3g.40gb'  \n", "3g.40gb"},
-      {"(" + kPin + ")", "1g.10gb"},
-      {"((( " + kPin + " )))", "1g.10gb"},
-      {"device.driver == 'gpu.nvidia.com' && " + kPin, "1g.10gb"},
-      {kPin + " && device.attributes['gpu.nvidia.com'].memory.compareTo(quantity('10Gi')) >= 0", "1g.10gb"},
-      {"a && (b && (" + kPin + "))", "1g.10gb"},
-      {"'1g.10gb' == device.attributes['gpu.nvidia.com'].profile", "1g.10gb"},
-      {"\"7g.80gb\"==device.attributes['gpu.nvidia.com'].profile", "7g.80gb"},
-      {"device.attributes['gpu.nvidia.com']['profile'] == '1g.10gb'", "1g.10gb"},
-      {"device.attributes['gpu.nvidia.com'].productName == 'a && b || c ? d : e' && " + kPin, "1g.10gb"},
-      {"x == \"it's (weird]\" && " + kPin, "1g.10gb"},
-      {"x == 'say \\'hi\\' || no' && " + kPin, "1g.10gb"},  // escapes elsewhere are fine
-      {kPin + " // || not a pin after all?", "1g.10gb"},
-      {"// comment with 'quote\n" + kPin, "1g.10gb"},
-      {kPin + " && " + kPin, "1g.10gb"},
-      {kPin + " && (x || y)", "1g.10gb"},
-      {kPin + " && (c ? a : b)", "1g.10gb"},
-      {"{'a': 1}['a'] == 1 && " + kPin, "1g.10gb"},
-      {"!x && " + kPin + " && y != 2", "1g.10gb"},
-      {"device.attributes['gpu.nvidia.com'].profile == '1g.10gb+me'", "1g.10gb+me"},
-      {"device.attributes['gpu.nvidia.com'].profile == '1g.10gb'\n", "1g.10gb"},
-  };
-  for (const auto& c : pins) {
+  for (const auto& c : kPins) {
     INFO(c.cel);
     CHECK(policy::pinned_mig_profile(c.cel) == std::optional<std::string>(c.profile));
   }
-  const std::vector<std::string> non_pins = {
-      "",
-      "   ",
-      kPin + " || x",
-      "x || " + kPin,
-      kPin + " && x || y",
-      "x || y && " + kPin,
-      "(" + kPin + " || x) && y",
-      "!(" + kPin + ")",
-      "!" + kPin,
-      "c ? " + kPin + " : false",
-      "(c ? " + kPin + " : false) && true",
-      kPin + " ? true : false",
-      "device.attributes['gpu.nvidia.com'].profile != '1g.10gb'",
-      "device.attributes['other.example.com'].profile == '1g.10gb'",
-      "device.attributes['gpu.nvidia.com'].productName == '1g.10gb'",
-      "device.attributes['gpu.nvidia.com'].profile.startsWith('1g')",
-      "device.attributes['gpu.nvidia.com'].profile in ['1g.10gb']",
-      "device.attributes['gpu.nvidia.com'].profile == '1g\\x2e10gb'",
-      "device.attributes['gpu\\x2envidia.com'].profile == '1g.10gb'",
-      "device.attributes['gpu.nvidia.com'].profile == r'1g.10gb'",
-      "device.attributes['gpu.nvidia.com'].profile == b'1g.10gb'",
-      "device.attributes['gpu.nvidia.com'].profile == '''1g.10gb'''",
-      "device.attributes[r'gpu.nvidia.com'].profile == '1g.10gb'",
-      "(" + kPin,
-      kPin + ")",
-      "(" + kPin + "]",
-      kPin + " && 'unterminated",
-      kPin + " & x",
-      kPin + " | x",
-      "device.attributes['gpu.nvidia.com'].profile = '1g.10gb'",
-      kPin + " == true",
-      "(" + kPin + ") == true",
-      "cel.bind(device, x, " + kPin + ")",
-      "[" + kPin + "][0]",
-      "device.attributes['gpu.nvidia.com'].profile == device.attributes['gpu.nvidia.com'].profile",
-      "device.attributes['gpu.nvidia.com'].profile == 1",
-      "device.attributes['gpu.nvidia.com'].`profile` == '1g.10gb'",
-      "-" + kPin,
-      kPin + " &&",
-      "&& " + kPin,
-      kPin + " && && x",
-      kPin + " && ()",
-      "dev.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
-      "device.attributes['gpu.nvidia.com'].profile == '1g.10gb\n'",
-      kPin + " && " + kPin3,  // two different pins: none is certain
-      kPin + " ; x",
-      "device.attributes['gpu.nvidia.com'].profile == '1g.10gb' \xc3\xa9",
-  };
-  for (const auto& cel : non_pins) {
+  for (const auto& cel : kNonPins) {
     INFO(cel);
     CHECK_FALSE(policy::pinned_mig_profile(cel).has_value());
   }
   CHECK(policy::pinned_mig_profiles(kPin + " && " + kPin3) == std::vector<std::string_view>{"1g.10gb", "3g.40gb"});
   CHECK(policy::pinned_mig_profiles(kPin3 + " && x && " + kPin + " && " + kPin3) ==
-        std::vector<std::string_view>{"3g.40gb", "1g.10gb"});
+        std::vector<std::string_view>{"1g.10gb", "3g.40gb"});
   CHECK(policy::pinned_mig_profiles("x || " + kPin).empty());
 }
 
@@ -190,6 +193,7 @@ TEST_CASE("slices of one subrequest", "[claim]") {
 
   auto pinned = policy::count_subrequest(sub("mig.nvidia.com", 1, {kPin, kPin3, kPin}), seven);
   CHECK(pinned.gpu);
+  CHECK(pinned.kind == GpuClassKind::Mig);
   CHECK_FALSE(pinned.all);
   CHECK(pinned.profiles == std::vector<std::string_view>{"1g.10gb", "3g.40gb"});
   CHECK(policy::count_subrequest(sub("gpu.nvidia.com", 1, {kPin}), seven).profiles.empty());
@@ -253,11 +257,18 @@ TEST_CASE("requests: firstAvailable counts its largest alternative", "[claim]") 
   CHECK(gpus.requests[0].gpu);
   CHECK(gpus.requests[0].slices == 14);  // max(1, 14, 12)
   CHECK(gpus.requests[0].profiles == std::vector<std::string_view>{"1g.10gb", "3g.40gb"});
+  CHECK(gpus.requests[0].full_class);
+  CHECK(gpus.requests[0].mig_class);
   CHECK(gpus.requests[1].gpu);
+  CHECK_FALSE(gpus.requests[1].full_class);
+  CHECK(gpus.requests[1].mig_class);
   CHECK(gpus.requests[1].slices == 1);
   CHECK_FALSE(gpus.requests[2].gpu);
   CHECK(gpus.requests[2].slices == 0);
   CHECK(gpus.requests[3].admin_access);
+  CHECK(gpus.requests[3].full_class);
+  CHECK_FALSE(gpus.requests[3].mig_class);
+  CHECK_FALSE(gpus.requests[2].full_class);
   CHECK(gpus.requests[3].index == 3);
   CHECK_FALSE(gpus.requests[4].admin_access);  // not a GPU request
   CHECK(gpus.slices == 14 + 1 + 7);
@@ -342,4 +353,35 @@ TEST_CASE("MPS: which driver configs apply to which requests", "[claim][mps]") {
   CHECK(gpus.mps);
   all_requests.configs[0].driver = "other.example.com";
   CHECK_FALSE(policy::count_claim_gpus(all_requests, GpuCounting{}).mps);
+}
+
+TEST_CASE("large claims: MPS marking and profile lists stay n log n", "[claim][mps]") {
+  constexpr int kN = 20000;
+  std::vector<std::string> names, listed;
+  names.reserve(kN);
+  listed.reserve(kN);
+  for (int i = 0; i < kN; ++i) {
+    names.push_back("r" + std::to_string(i));
+    listed.push_back("r" + std::to_string(i * 2) + "/sub");
+  }
+  ClaimView claim;
+  for (int i = 0; i < kN; ++i) {
+    claim.requests.push_back(request(static_cast<uint32_t>(i), names[i], {sub("gpu.nvidia.com")}));
+    claim.configs.push_back(config("gpu.nvidia.com", "GpuConfig", "MPS", {listed[i]}));
+  }
+  auto gpus = policy::count_claim_gpus(claim, GpuCounting{});
+  REQUIRE(gpus.requests.size() == kN);
+  int wrong = 0;
+  for (int i = 0; i < kN; ++i) wrong += gpus.requests[i].mps != (i % 2 == 0);
+  CHECK(wrong == 0);
+  CHECK(gpus.slices == int64_t{7} * kN);
+  // The per-request function agrees with the claim-wide one.
+  for (int i : {0, 1, 2, 9999, kN - 1})
+    CHECK(policy::count_request(claim, claim.requests[i], GpuCounting{}).mps == gpus.requests[i].mps);
+
+  std::string many;
+  for (int i = 0; i < kN; ++i) many += "device.attributes['gpu.nvidia.com'].profile == '" + names[i % 100] + "' && ";
+  many += kPin;
+  CHECK(policy::pinned_mig_profiles(many).size() == 101);
+  CHECK_FALSE(policy::pinned_mig_profile(many).has_value());
 }

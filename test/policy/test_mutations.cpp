@@ -425,37 +425,51 @@ TEST_CASE("pool-selector: a GPU pod of a tenant that names no pool gets its defa
   }
 }
 
-TEST_CASE("mutations patch workload templates under their pod template pointer", "[mutations]") {
-  const auto& p = fixture_policy();
-  const Json pod_template = Json::parse(R"({"metadata": {"labels": {"app": "train"}},
+namespace {
+
+const Json& workload_pod_template() {
+  static const Json t = Json::parse(R"({"metadata": {"labels": {"app": "train"}},
     "spec": {"restartPolicy": "Never",
              "tolerations": [{"operator": "Exists"}],
              "containers": [{"name": "train", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})");
-  auto expected_ops = [](const std::string& base) {
-    Json ops = Json::parse(R"([
-      {"op": "remove", "path": "/spec/containers/0/resources/limits/nvidia.com~1gpu"},
-      {"op": "add", "path": "/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb", "value": 1},
-      {"op": "add", "path": "/metadata/annotations", "value": {}},
-      {"op": "add", "path": "/metadata/annotations/gpu-admission.io~1mig-injected",
-       "value": "{\"strategy\":\"mixed\",\"profile\":\"1g.10gb\",\"containers\":[\"train\"]}"},
-      {"op": "add", "path": "/metadata/labels/gpu-admission.io~1tenant", "value": "alpha"},
-      {"op": "add", "path": "/metadata/labels/cost-center", "value": "cc-1042"},
-      {"op": "add", "path": "/spec/nodeSelector", "value": {}},
-      {"op": "add", "path": "/spec/nodeSelector/gpu.example.com~1pool", "value": "a100-secure"}
-    ])");
-    for (auto& op : ops) op["path"] = base + op["path"].get<std::string>();
-    return ops;
-  };
-  auto expected_template = [&]() {
-    Plain t = plain(pod_template);
-    t["metadata"]["labels"]["gpu-admission.io/tenant"] = "alpha";
-    t["metadata"]["labels"]["cost-center"] = "cc-1042";
-    t["metadata"]["annotations"] = {
-        {"gpu-admission.io/mig-injected", R"({"strategy":"mixed","profile":"1g.10gb","containers":["train"]})"}};
-    t["spec"]["nodeSelector"] = {{"gpu.example.com/pool", "a100-secure"}};
-    t["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/mig-1g.10gb", 1}};
-    return t;
-  };
+  return t;
+}
+
+// What alpha's workload_pod_template() gets, under the template pointer `base`.
+Json workload_expected_ops(const std::string& base) {
+  Json ops = Json::parse(R"([
+    {"op": "remove", "path": "/spec/containers/0/resources/limits/nvidia.com~1gpu"},
+    {"op": "add", "path": "/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb", "value": 1},
+    {"op": "add", "path": "/metadata/annotations", "value": {}},
+    {"op": "add", "path": "/metadata/annotations/gpu-admission.io~1mig-injected",
+     "value": "{\"strategy\":\"mixed\",\"profile\":\"1g.10gb\",\"containers\":[\"train\"]}"},
+    {"op": "add", "path": "/metadata/labels/gpu-admission.io~1tenant", "value": "alpha"},
+    {"op": "add", "path": "/metadata/labels/cost-center", "value": "cc-1042"},
+    {"op": "add", "path": "/spec/nodeSelector", "value": {}},
+    {"op": "add", "path": "/spec/nodeSelector/gpu.example.com~1pool", "value": "a100-secure"}
+  ])");
+  for (auto& op : ops) op["path"] = base + op["path"].get<std::string>();
+  return ops;
+}
+
+Plain workload_expected_template() {
+  Plain t = plain(workload_pod_template());
+  t["metadata"]["labels"]["gpu-admission.io/tenant"] = "alpha";
+  t["metadata"]["labels"]["cost-center"] = "cc-1042";
+  t["metadata"]["annotations"] = {
+      {"gpu-admission.io/mig-injected", R"({"strategy":"mixed","profile":"1g.10gb","containers":["train"]})"}};
+  t["spec"]["nodeSelector"] = {{"gpu.example.com/pool", "a100-secure"}};
+  t["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/mig-1g.10gb", 1}};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("mutations patch workload templates under their pod template pointer", "[mutations]") {
+  const auto& p = fixture_policy();
+  const Json& pod_template = workload_pod_template();
+  auto expected_ops = workload_expected_ops;
+  auto expected_template = workload_expected_template;
 
   SECTION("Job: /spec/template") {
     Json job = Json::parse(R"({"apiVersion": "batch/v1", "kind": "Job",

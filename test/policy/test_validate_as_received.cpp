@@ -6,6 +6,7 @@
 // templates are always judged after mutation. On UPDATE, removing a tenant label is refused.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -115,6 +116,13 @@ void denied_both_ways(const policy::CompiledPolicy& p, const Json& pod, RuleId r
   CHECK_FALSE(b.chain.allowed());
 }
 
+// No finding of `rule` claims that /mutate would have fixed it (the mutation is off).
+bool no_mutate_hint(const policy::Decision& d, RuleId rule) {
+  return std::none_of(d.findings.begin(), d.findings.end(), [&](const policy::Finding& f) {
+    return f.rule == rule && f.message.find("/mutate would have") != std::string::npos;
+  });
+}
+
 // Allowed both ways, with no finding at all.
 void allowed_both_ways(const policy::CompiledPolicy& p, const Json& pod) {
   Both b = judge(p, pod);
@@ -156,7 +164,8 @@ TEST_CASE("as received: a GPU pod that names no pool is not pinned, pool-selecto
   SECTION("pool-selector turned off: denied after mutation too") {
     Knobs k;
     k.pool_selector = false;
-    denied_both_ways(policy_with(k), pod, RuleId::TenantPool, "spec.nodeSelector", "not pinned");
+    denied_both_ways(policy_with(k), pod, RuleId::TenantPool, "spec.nodeSelector", "pool-selector is off");
+    CHECK(no_mutate_hint(eval(policy_with(k), pod, "", false).decision, RuleId::TenantPool));
   }
 }
 
@@ -274,10 +283,16 @@ TEST_CASE("as received: whole GPUs in a mixed pool, which mig-resources converts
       {"name": "s", "image": "x", "restartPolicy": "Always", "resources": {"limits": {"nvidia.com/gpu": 1}}}])");
     Both b = judge(standard(), pod);
     INFO(show(b));
-    CHECK(count_findings(b.received.decision, RuleId::MigProfile) == 4);
-    CHECK(denies_at(b.received.decision, RuleId::MigProfile, "spec.initContainers[1].resources.limits[\"nvidia.com/gpu\"]"));
+    for (const char* f : {"spec.containers[0].resources.requests[\"nvidia.com/gpu\"]",
+                          "spec.initContainers[0].resources.limits[\"nvidia.com/gpu\"]",
+                          "spec.initContainers[1].resources.limits[\"nvidia.com/gpu\"]"})
+      CHECK(denies_at(b.received.decision, RuleId::MigProfile, f, "whole GPUs"));
     CHECK_FALSE(has_finding(b.chain.decision, RuleId::MigProfile));
     CHECK(b.chain.allowed());
+  }
+  SECTION("the annotation's profile is the one /mutate would have used") {
+    pod["metadata"]["annotations"] = {{"gpu-admission.io/mig-profile", "2g.20gb"}};
+    fixed_by_mutation(standard(), pod, RuleId::MigProfile, field, "/mutate would have made them nvidia.com/mig-2g.20gb");
   }
   SECTION("MIG slices as received are fine both ways") {
     pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", 2}}}};
@@ -287,6 +302,7 @@ TEST_CASE("as received: whole GPUs in a mixed pool, which mig-resources converts
     Knobs k;
     k.mig_resources = false;
     denied_both_ways(policy_with(k), pod, RuleId::MigProfile, field, "whole GPUs");
+    CHECK(no_mutate_hint(eval(policy_with(k), pod, "", false).decision, RuleId::MigProfile));
   }
 }
 
@@ -298,6 +314,10 @@ TEST_CASE("as received: a GPU pod in a single pool must select a MIG product", "
     fixed_by_mutation(standard(), pod, RuleId::MigProfile, field, "/mutate would have selected \"A100-SXM4-40GB-MIG-3g.20gb\"");
     CHECK(plain(eval(standard(), pod).mutated)["spec"]["nodeSelector"]["nvidia.com/gpu.product"] ==
           "A100-SXM4-40GB-MIG-3g.20gb");
+  }
+  SECTION("the annotation's profile is the one /mutate would have selected") {
+    pod["metadata"]["annotations"] = {{"gpu-admission.io/mig-profile", "1g.5gb"}};
+    fixed_by_mutation(standard(), pod, RuleId::MigProfile, field, "would have selected \"A100-SXM4-40GB-MIG-1g.5gb\"");
   }
   SECTION("the tenant's default single pool, named by nothing") {
     Json singly = pod_in("singly");
@@ -315,6 +335,7 @@ TEST_CASE("as received: a GPU pod in a single pool must select a MIG product", "
     Knobs k;
     k.mig_resources = false;
     denied_both_ways(policy_with(k), pod, RuleId::MigProfile, field, "does not select a MIG product");
+    CHECK(no_mutate_hint(eval(policy_with(k), pod, "", false).decision, RuleId::MigProfile));
   }
   SECTION("a pod without GPUs in the pool needs no product") {
     Json cpu = pod_in("alpha", Json{{"cpu", "1"}});

@@ -93,8 +93,8 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   x.response.uid = x.request.uid;
 
   // Decide.
-  auto kind = policy::workload_kind_from(x.request.kind);
-  Plan plan = plan_for(x.endpoint, x.request, kind);
+  const ReviewTarget target = target_of(x.request);
+  Plan plan = plan_for(x.endpoint, x.request, target);
   policy::PolicyPtr policy = policies_.get();
   if (plan == Plan::Allow) return reply_with(x, "allowed");
   if (!policy) {
@@ -107,7 +107,8 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   }
   Scratch& s = scratch();
   x.decision = &s.decision;
-  if (auto err = decide_review(*policy, x.endpoint, plan, x.request, *kind, s.review, s.decision, evaluation_probe_)) {
+  if (auto err = decide_review(*policy, x.endpoint, plan, x.request, target, s.review, s.decision, claims_,
+                               evaluation_probe_)) {
     x.response.allowed = false;
     x.response.code = 400;
     x.response.reason = "BadRequest";

@@ -39,6 +39,9 @@ class AdmissionService {
   // and check that the service fails closed. Set before serving; not synchronized.
   void set_evaluation_probe(std::function<void()> probe) { evaluation_probe_ = std::move(probe); }
 
+  // Where pods' DRA claims are looked up (cluster state); nullptr: unresolved. Set before serving.
+  void set_claim_resolver(const policy::ClaimResolver* claims) { claims_ = claims; }
+
  private:
   struct Exchange;  // one request on its way through the phases
   HttpReply serve(Exchange& x) const;
@@ -55,6 +58,7 @@ class AdmissionService {
   Metrics* metrics_;
   Logger* logger_;
   std::function<void()> evaluation_probe_;
+  const policy::ClaimResolver* claims_ = nullptr;
 };
 
 }  // namespace gpu_admission::webhook

@@ -1,12 +1,28 @@
 #include "webhook/admission/review_decision.h"
 
+#include "policy/claim_decoder.h"
 #include "policy/evaluator.h"
 
 namespace gpu_admission::webhook {
 
-Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, std::optional<policy::WorkloadKind> kind) {
-  if (!kind) return Plan::Allow;  // not a pod or workload: nothing to say
-  const bool is_pod = *kind == policy::WorkloadKind::Pod;
+ReviewTarget target_of(const AdmissionRequest& request) {
+  ReviewTarget target;
+  if (auto kind = policy::workload_kind_from(request.kind)) {
+    target.what = ReviewTarget::What::Workload;
+    target.workload = *kind;
+  } else if (request.kind_group == "resource.k8s.io" && policy::is_claim_kind(request.kind, &target.claim)) {
+    target.what = ReviewTarget::What::Claim;
+  }
+  return target;
+}
+
+Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, const ReviewTarget& target) {
+  if (target.what == ReviewTarget::What::Other) return Plan::Allow;  // nothing to say
+  if (target.what == ReviewTarget::What::Claim) {
+    if (endpoint == Endpoint::Mutate || !req.sub_resource.empty()) return Plan::Allow;
+    return req.operation == "CREATE" ? Plan::EvaluateCreate : req.operation == "UPDATE" ? Plan::EvaluateUpdate : Plan::Allow;
+  }
+  const bool is_pod = target.workload == policy::WorkloadKind::Pod;
   if (endpoint == Endpoint::Mutate) {
     // Mutations run on CREATE of Pods only.
     return is_pod && req.operation == "CREATE" && req.sub_resource.empty() ? Plan::EvaluateCreate : Plan::Allow;
@@ -24,17 +40,43 @@ std::string ObjectError::message() const {
   return out;
 }
 
+namespace {
+
+std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Plan plan, const AdmissionRequest& request,
+                                        policy::ClaimKind kind, ReviewScratch& scratch, policy::Decision& out,
+                                        const std::function<void()>& probe) {
+  if (auto err = policy::decode_claim_as(request.object, kind, scratch.claim, false))
+    return ObjectError{"request.object", *err};
+  policy::EvalOptions options;
+  options.namespace_name = request.namespace_name;
+  options.username = request.username;
+  if (probe) probe();
+  policy::evaluate_claim(policy, scratch.claim, options, out);
+  if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
+      !policy::decode_claim_as(request.old_object, kind, scratch.old_claim, false)) {
+    policy::evaluate_claim(policy, scratch.old_claim, options, scratch.old_decision);
+    policy::keep_new_findings(out, scratch.old_decision);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
-                                         const AdmissionRequest& request, policy::WorkloadKind kind,
+                                         const AdmissionRequest& request, const ReviewTarget& target,
                                          ReviewScratch& scratch, policy::Decision& out,
-                                         const std::function<void()>& probe) {
+                                         const policy::ClaimResolver* claims, const std::function<void()>& probe) {
   if (!request.has_object) return ObjectError{"request.object", {"", "missing"}};
+  if (target.what == ReviewTarget::What::Claim)
+    return decide_claim(policy, plan, request, target.claim, scratch, out, probe);
+  const policy::WorkloadKind kind = target.workload;
   if (auto err = policy::decode_pod_as(request.object, kind, scratch.pod, false))
     return ObjectError{"request.object", *err};
 
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;
   options.username = request.username;
+  options.claims = claims;
   // A Pod is mutated only on its way through /mutate: /validate judges what the API server will
   // store. Templates are judged as the pods they create, which pass /mutate.
   options.mutate = endpoint == Endpoint::Mutate || kind != policy::WorkloadKind::Pod;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
 #include "policy/decision.h"
 #include "policy/pod_decoder.h"
@@ -20,12 +21,25 @@ enum class Endpoint { Validate, Mutate };
 // What a request asks of the policy engine.
 enum class Plan { Allow, EvaluateCreate, EvaluateUpdate };
 
-Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, std::optional<policy::WorkloadKind> kind);
+// The object a request is about, from request.kind: a Pod or a workload with a pod template, a
+// DRA claim or claim template (group resource.k8s.io), or something the webhook does not judge.
+struct ReviewTarget {
+  enum class What { Other, Workload, Claim };
+  What what = What::Other;
+  policy::WorkloadKind workload = policy::WorkloadKind::Pod;
+  policy::ClaimKind claim = policy::ClaimKind::Claim;
+};
+
+ReviewTarget target_of(const AdmissionRequest& request);
+
+Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, const ReviewTarget& target);
 
 // Decoded views reused across requests (per thread in the server).
 struct ReviewScratch {
   policy::PodView pod;
   policy::PodView old_pod;
+  policy::ClaimView claim;
+  policy::ClaimView old_claim;
   policy::Decision old_decision;
 };
 
@@ -38,10 +52,13 @@ struct ObjectError {
 
 // Decodes and evaluates the request's object for `plan` (not Allow). Pods are judged as they
 // arrive on /validate and mutated on /mutate; workload templates are judged as the pods they
-// will create. `probe`, when set, runs between decoding and evaluation (tests inject faults).
+// will create; claims and claim templates on their own. A pod's DRA claims are looked up in
+// `claims` (nullptr: unresolved). `probe`, when set, runs between decoding and evaluation (tests
+// inject faults).
 std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
-                                         const AdmissionRequest& request, policy::WorkloadKind kind,
+                                         const AdmissionRequest& request, const ReviewTarget& target,
                                          ReviewScratch& scratch, policy::Decision& out,
+                                         const policy::ClaimResolver* claims = nullptr,
                                          const std::function<void()>& probe = {});
 
 }  // namespace gpu_admission::webhook

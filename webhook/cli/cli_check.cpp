@@ -10,6 +10,7 @@
 #include "policy/rules/rule.h"
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
+#include "webhook/cli/input_claims.h"
 #include "webhook/cli/junit.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_file.h"
@@ -68,7 +69,10 @@ void print_text(const std::vector<OfflineResult>& results) {
     }
     std::string context = "  tenant: " + (d.tenant ? d.tenant->name : std::string("(none)")) +
                           ", pool: " + (d.pool ? d.pool->name : std::string("(none)"));
-    if (d.gpu_slices > 0) context += ", GPUs: " + policy::gpus_text(d.gpu_slices, d.slices_per_gpu);
+    if (d.gpu_slices > 0 || !d.gpu_sources.empty()) {
+      context += ", GPUs: " + policy::gpus_text(d.gpu_slices, d.slices_per_gpu);
+      if (!d.gpu_sources.empty()) context += " (" + d.gpu_sources + ")";
+    }
     std::printf("%s\n", context.c_str());
     for (const auto& f : d.findings) {
       std::printf("  %-5s [%s] %s\n", std::string(policy::name_of(f.action)).c_str(),
@@ -220,7 +224,8 @@ int run_check(const Args& args) {
   }
   const std::string default_namespace = parsed.get("--namespace", "default");
 
-  std::vector<OfflineResult> results;
+  // Every file first: claims and templates among the inputs resolve the pods' claims.
+  std::vector<ManifestObject> objects;
   bool unusable = false;
   for (const auto& path : expand_inputs(parsed.positional)) {
     ManifestRead read = read_manifest_file(path);
@@ -229,13 +234,18 @@ int run_check(const Args& args) {
       unusable = true;
       continue;
     }
-    for (const auto& object : read.objects) {
-      results.push_back(evaluate_offline(*load.policy, object, default_namespace, !parsed.has("--no-mutate")));
-      if (results.back().status == OfflineResult::Status::Error) {
-        const auto& r = results.back();
-        std::fprintf(stderr, "gpu-admission check: %s: %s: %s\n", r.source.c_str(), object_title(r).c_str(), r.note.c_str());
-        unusable = true;
-      }
+    for (auto& object : read.objects) objects.push_back(std::move(object));
+  }
+  InputClaims claims;
+  for (const auto& object : objects) claims.add(object.object, default_namespace);
+
+  std::vector<OfflineResult> results;
+  for (const auto& object : objects) {
+    results.push_back(evaluate_offline(*load.policy, object, default_namespace, !parsed.has("--no-mutate"), &claims));
+    if (results.back().status == OfflineResult::Status::Error) {
+      const auto& r = results.back();
+      std::fprintf(stderr, "gpu-admission check: %s: %s: %s\n", r.source.c_str(), object_title(r).c_str(), r.note.c_str());
+      unusable = true;
     }
   }
 

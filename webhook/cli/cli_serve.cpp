@@ -362,6 +362,9 @@ int run_serve(const Args& args) {
   Reloader reloader(options, policies, server, metrics, logger);
   reloader_for_watcher = &reloader;
   log_serving(logger, options, server, initial_policy, *identity);
+  logger.warn("DRA claims are not resolved: serve has no cluster state yet, so a pod that refers to a "
+              "ResourceClaim or ResourceClaimTemplate is judged as a GPU pod whose claims cannot be counted "
+              "(gpu-cap refuses it where a cap applies)");
 
   TerminationRequest termination;
   SignalWatcher signals(

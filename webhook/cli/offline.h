@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
 #include "policy/decision.h"
 #include "policy/json.h"
@@ -30,7 +31,10 @@ struct OfflineResult {
 };
 
 // `default_namespace` is used for objects that name none (and are not AdmissionReviews).
+// ResourceClaims and ResourceClaimTemplates are judged on their own; a pod's claims are looked
+// up in `claims` (the claims among the same inputs; nullptr: none).
 OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
-                               const std::string& default_namespace, bool mutate_pods = true);
+                               const std::string& default_namespace, bool mutate_pods = true,
+                               const policy::ClaimResolver* claims = nullptr);
 
 }  // namespace gpu_admission::webhook

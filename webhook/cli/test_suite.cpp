@@ -1,5 +1,7 @@
 #include "webhook/cli/test_suite.h"
 
+#include "webhook/cli/input_claims.h"
+
 #include <filesystem>
 
 #include "policy/ids.h"
@@ -135,6 +137,27 @@ struct CaseReader {
     }
   }
 
+  // `objects:` files whose objects (claims, templates) the case's object refers to.
+  void objects(const Json& c, const std::string& cp, TestCase& tc) {
+    if (!c.contains("objects")) return;
+    const Json& list = c["objects"];
+    const std::string op = cp + ".objects";
+    if (!list.is_array()) {
+      r.error(op, "must be a list of file paths");
+      return;
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string ip = policy::index_path(op, i);
+      if (!list[i].is_string()) {
+        r.error(ip, "must be a file path");
+        continue;
+      }
+      ManifestRead read = read_manifest_file(resolve(list[i].get<std::string>()));
+      if (read.error) r.error(ip, *read.error);
+      for (auto& m : read.objects) tc.objects.push_back(std::move(m.object));
+    }
+  }
+
   void resources(const Json& res, const std::string& rp, TestExpectation& expect) {
     if (!res.is_object()) {
       r.error(rp, "must map container names to limits");
@@ -170,12 +193,13 @@ struct CaseReader {
       r.error(cp, "must be a mapping");
       return std::nullopt;
     }
-    r.check_fields(c, cp, {"name", "namespace", "object", "inline", "expect"});
+    r.check_fields(c, cp, {"name", "namespace", "object", "inline", "objects", "expect"});
     TestCase tc;
     tc.name = map_value(c, "name");
     if (tc.name.empty()) r.error(cp, "missing required field \"name\"");
     tc.namespace_name = map_value(c, "namespace");
     object(c, cp, tc);
+    objects(c, cp, tc);
     expectations(c, cp, tc);
     return tc;
   }
@@ -249,7 +273,9 @@ SuiteResult run_test_suite(const TestSuite& suite) {
       // The case's namespace is the namespace the object is created in.
       manifest.review_namespace = ns;
     }
-    OfflineResult r = evaluate_offline(*load.policy, manifest, ns.empty() ? "default" : ns);
+    InputClaims claims;
+    for (const auto& object : tc.objects) claims.add(object, ns.empty() ? "default" : ns);
+    OfflineResult r = evaluate_offline(*load.policy, manifest, ns.empty() ? "default" : ns, true, &claims);
     if (r.status != OfflineResult::Status::Evaluated) {
       cr.failures.push_back("cannot evaluate the object: " + r.note);
       result.cases.push_back(std::move(cr));

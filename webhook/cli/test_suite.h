@@ -27,6 +27,7 @@ struct TestCase {
   std::string namespace_name;  // empty: the object's, else "default"
   Json object;
   std::string object_source;   // file:line or suite:line (inline)
+  std::vector<Json> objects;   // `objects:` claims and templates the object refers to
   TestExpectation expect;
 };
 

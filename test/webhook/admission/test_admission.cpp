@@ -171,7 +171,7 @@ TEST_CASE("/validate judges a pod as it arrives: what /mutate would fix is refus
   CHECK(again["status"]["message"].get<std::string>().find("[tenant-pool]") != std::string::npos);
 }
 
-TEST_CASE("UPDATE that removes a tenant label is refused; one that keeps it is not", "[admission]") {
+TEST_CASE("UPDATE that removes a tenant label is refused, one that keeps it is not", "[admission]") {
   Fixture f;
   json old_pod = through_mutate(f, gpu_pod());
   json updated = old_pod;
@@ -198,7 +198,7 @@ TEST_CASE("warnings stay under 120 characters on one line, in valid UTF-8", "[ad
   CHECK((static_cast<unsigned char>(cut[cut.size() - 4]) & 0xC0) != 0xC0);  // no dangling lead byte
 }
 
-TEST_CASE("bad bodies get HTTP 400; unreadable objects get allowed=false code 400", "[admission]") {
+TEST_CASE("bad bodies get HTTP 400, unreadable objects get allowed=false code 400", "[admission]") {
   Fixture f;
   CHECK(f.service.handle(webhook::Endpoint::Validate, "not json").status == 400);
   CHECK(f.service.handle(webhook::Endpoint::Validate, R"({"kind":"Pod"})").status == 400);
@@ -330,4 +330,44 @@ TEST_CASE("an exception during evaluation fails closed with code 500, and servin
 
   f.service.set_evaluation_probe(nullptr);
   CHECK(call(f, webhook::Endpoint::Validate, review(through_mutate(f, gpu_pod())))["response"]["allowed"] == true);
+}
+
+TEST_CASE("/validate judges ResourceClaims and ResourceClaimTemplates of resource.k8s.io on CREATE and UPDATE",
+          "[admission][dra]") {
+  Fixture f;
+  json claim = json::parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",
+    "metadata":{"name":"many","namespace":"team-alpha"},
+    "spec":{"spec":{"devices":{"requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","count":3}}]}}}})");
+  auto claim_review = [&](const json& object, const std::string& operation, const std::string& group) {
+    json r = review(object, operation, "ResourceClaimTemplate");
+    r["request"]["kind"] = {{"group", group}, {"version", "v1"}, {"kind", "ResourceClaimTemplate"}};
+    r["request"]["resource"] = {{"group", group}, {"version", "v1"}, {"resource", "resourceclaimtemplates"}};
+    return r;
+  };
+  json resp = call(f, webhook::Endpoint::Validate, claim_review(claim, "CREATE", "resource.k8s.io"))["response"];
+  CHECK(resp["allowed"] == false);
+  CHECK(resp["status"]["message"].get<std::string>().find("[gpu-cap] claim template asks for 3 GPUs") != std::string::npos);
+  // UPDATE: refused only for what it adds.
+  json update = claim_review(claim, "UPDATE", "resource.k8s.io");
+  update["request"]["oldObject"] = claim;
+  CHECK(call(f, webhook::Endpoint::Validate, update)["response"]["allowed"] == true);
+  // A custom resource of the same kind in another group is not ours to judge; /mutate never patches claims.
+  CHECK(call(f, webhook::Endpoint::Validate, claim_review(claim, "CREATE", "example.com"))["response"]["allowed"] == true);
+  CHECK_FALSE(call(f, webhook::Endpoint::Mutate, claim_review(claim, "CREATE", "resource.k8s.io"))["response"].contains("patch"));
+  // A claim that cannot be read is refused naming the field.
+  claim["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = "three";
+  json bad = call(f, webhook::Endpoint::Validate, claim_review(claim, "CREATE", "resource.k8s.io"))["response"];
+  CHECK(bad["status"]["code"] == 400);
+  CHECK(bad["status"]["message"].get<std::string>().find("spec.spec.devices.requests[0].exactly.count") != std::string::npos);
+}
+
+TEST_CASE("without cluster state a pod's DRA claim is unresolved: a GPU pod that gpu-cap refuses", "[admission][dra]") {
+  Fixture f;
+  json pod = gpu_pod();
+  pod["spec"]["containers"][0]["resources"] = {{"claims", {{{"name", "gpu"}}}}};
+  pod["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimTemplateName", "one-gpu"}}};
+  json resp = call(f, webhook::Endpoint::Validate, review(through_mutate(f, pod)))["response"];
+  CHECK(resp["allowed"] == false);
+  CHECK(resp["status"]["message"].get<std::string>().find(
+            "[gpu-cap] cannot count the GPUs of ResourceClaimTemplate one-gpu: not found") != std::string::npos);
 }

@@ -48,7 +48,7 @@ TEST_CASE("server: healthz and readyz over TLS 1.2+ on a free loopback port", "[
   }
 }
 
-TEST_CASE("server: readyz is 503 without a policy; no certificate means no handshake", "[server]") {
+TEST_CASE("server: readyz is 503 without a policy, no certificate means no handshake", "[server]") {
   SECTION("no policy") {
     InProcessServer s(test_options(), /*with_policy=*/false);
     REQUIRE(s.started);
@@ -142,7 +142,7 @@ TEST_CASE("server: plain admission requests skip httplib and get the very bytes 
   CHECK(s.server.stats().direct_requests == before);
 }
 
-TEST_CASE("server: several event loops serve many concurrent connections; large requests go to the pool",
+TEST_CASE("server: several event loops serve many concurrent connections, large requests go to the pool",
           "[server]") {
   HttpsServerOptions options = test_options();
   options.event_loops = 4;           // more loops than this machine may have CPUs: they share one epoll set
@@ -338,7 +338,7 @@ TEST_CASE("server: /metrics on the plain-HTTP port has the SPEC metric names", "
   CHECK(missing->status == 404);
 }
 
-TEST_CASE("server: a certificate reload keeps open connections; new handshakes get the new certificate", "[server]") {
+TEST_CASE("server: a certificate reload keeps open connections, new handshakes get the new certificate", "[server]") {
   InProcessServer s;
   REQUIRE(s.started);
   const std::string first_serial = serial_of(s.pem.cert);

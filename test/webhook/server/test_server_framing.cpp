@@ -109,7 +109,7 @@ TEST_CASE("framing: ambiguous or broken framing is invalid (no request smuggling
   CHECK(same_twice.scan("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab").state == State::Complete);
 }
 
-TEST_CASE("framing: Expect: 100-continue is noticed; reset() starts the next request", "[server][framing]") {
+TEST_CASE("framing: Expect: 100-continue is noticed, reset() starts the next request", "[server][framing]") {
   RequestFramer framer;
   RequestFrame frame = framer.scan("POST / HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n");
   CHECK(frame.state == State::Incomplete);
@@ -163,7 +163,7 @@ TEST_CASE("worker pool: a burst of short tasks does not start threads", "[server
   CHECK(pool.stats().peak_threads == 2);
 }
 
-TEST_CASE("worker pool: exceptions stay in the pool; shutdown runs what was queued", "[server][pool]") {
+TEST_CASE("worker pool: exceptions stay in the pool, shutdown runs what was queued", "[server][pool]") {
   std::atomic<int> done{0};
   {
     WorkerPool pool(1, 1);

@@ -1,0 +1,34 @@
+// The ResourceClaims and ResourceClaimTemplates among the inputs of `check` (and a `test` case's
+// `objects:`), as the ClaimResolver that resolves the claims of the pods among the same inputs
+// (SPEC 9). Each object keeps its own JSON text and parsed document, which its ClaimView points
+// into. Objects of API versions Kubernetes 1.34+ does not serve are not added.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/claim_view.h"
+#include "policy/json.h"
+
+namespace gpu_admission::webhook {
+
+class InputClaims : public policy::ClaimResolver {
+ public:
+  InputClaims();
+  ~InputClaims() override;
+
+  // Adds `object` when it is a claim or claim template that decodes; an object that names no
+  // namespace belongs to `default_namespace`. Returns false for anything else.
+  bool add(const Json& object, const std::string& default_namespace);
+
+  const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
+                                std::string_view name) const override;
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry;
+  std::vector<std::unique_ptr<Entry>> entries_;
+};
+
+}  // namespace gpu_admission::webhook
