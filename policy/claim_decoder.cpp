@@ -1,94 +1,25 @@
-// ResourceClaim / ResourceClaimTemplate decoding (SPEC 9); see claim_decoder.h. The Loc and
-// typed-getter helpers follow policy/pod_decoder.cpp (copied: that file keeps them private).
+// ResourceClaim / ResourceClaimTemplate decoding (SPEC 9); see claim_decoder.h. Field paths and
+// typed getters come from policy/dom_reader.h, shared with the pod decoder.
 #include "policy/claim_decoder.h"
+
+#include "policy/dom_reader.h"
 
 #include <string>
 
 namespace gpu_admission::policy {
 namespace {
 
-using simdjson::dom::array;
-using simdjson::dom::element;
-using simdjson::dom::element_type;
-using simdjson::dom::object;
+using dom::array;
+using dom::element;
+using dom::element_type;
+using dom::Loc;
+using dom::object;
 
 enum class Shape : uint8_t { Exactly, Flat };  // v1 / v1beta2; v1beta1
 
-// A field location built on the stack while descending; rendered to text only on error.
-struct Loc {
-  const Loc* parent = nullptr;
-  std::string_view key;  // object member, or empty for an array index
-  long index = -1;       // array index when >= 0
-
-  Loc child(std::string_view k) const { return Loc{this, k, -1}; }
-  Loc item(size_t i) const { return Loc{this, {}, static_cast<long>(i)}; }
-
-  void render(std::string& out) const {
-    if (parent) parent->render(out);
-    if (index >= 0) {
-      out += '[' + std::to_string(index) + ']';
-    } else if (!key.empty()) {
-      if (!out.empty()) out += '.';
-      out += key;
-    }
-  }
-};
-
-class Decoder {
+class Decoder : public dom::Reader {
  public:
   Decoder(ClaimView& claim, Shape shape) : claim_(claim), shape_(shape) {}
-
-  std::optional<DecodeError> error;
-
-  bool fail(const Loc& at, const char* message) {
-    if (!error) {
-      std::string field;
-      at.render(field);
-      error = DecodeError{std::move(field), message};
-    }
-    return false;
-  }
-
-  static bool get(object obj, std::string_view key, element& out) {
-    auto r = obj.at_key(key);
-    if (r.error()) return false;
-    out = r.value_unsafe();
-    return out.type() != element_type::NULL_VALUE;
-  }
-
-  bool as_object(element e, object& out, const Loc& at) {
-    if (e.type() != element_type::OBJECT) return fail(at, "must be an object");
-    out = e.get_object().value_unsafe();
-    return true;
-  }
-  bool as_array(element e, array& out, const Loc& at) {
-    if (e.type() != element_type::ARRAY) return fail(at, "must be a list");
-    out = e.get_array().value_unsafe();
-    return true;
-  }
-  bool as_string(element e, std::string_view& out, const Loc& at) {
-    if (e.type() != element_type::STRING) return fail(at, "must be a string");
-    out = e.get_string().value_unsafe();
-    return true;
-  }
-  bool optional_string(object obj, std::string_view key, std::string_view& out, const Loc& at) {
-    element e;
-    if (!get(obj, key, e)) return true;
-    return as_string(e, out, at.child(key));
-  }
-  bool optional_bool(object obj, std::string_view key, bool& out, const Loc& at) {
-    element e;
-    if (!get(obj, key, e)) return true;
-    if (e.type() != element_type::BOOL) return fail(at.child(key), "must be true or false");
-    out = e.get_bool().value_unsafe();
-    return true;
-  }
-  // Finds `key` and requires an object there; false with no error when absent.
-  bool child_object(object parent, std::string_view key, object& out, const Loc& at) {
-    element e;
-    if (!get(parent, key, e)) return false;
-    return as_object(e, out, at);
-  }
 
   // selectors[j].cel.expression of a request or subrequest.
   bool selectors(object obj, DeviceSubrequest& out, const Loc& at) {

@@ -10,17 +10,6 @@
 namespace gpu_admission::policy {
 namespace {
 
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r) || r > kSaturatedSlices) return kSaturatedSlices;
-  return r;
-}
-int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r) || r > kSaturatedSlices) return kSaturatedSlices;
-  return r;
-}
-
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };

@@ -7,22 +7,6 @@
 #include "policy/mig.h"
 
 namespace gpu_admission::policy {
-namespace {
-
-constexpr int64_t kSaturate = kSaturatedSlices;
-
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r) || r > kSaturate) return kSaturate;
-  return r;
-}
-int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r) || r > kSaturate) return kSaturate;
-  return r;
-}
-
-}  // namespace
 
 Quantity quantity_of(const ResourceQuantity& q) {
   Quantity out;

@@ -15,6 +15,7 @@
 #include "policy/pod_claims.h"
 #include "policy/pod_view.h"
 #include "policy/quantity.h"
+#include "policy/slices.h"
 
 namespace gpu_admission::policy {
 
@@ -35,8 +36,6 @@ struct GpuRequest {
   bool gpu_pod() const { return slices > 0 || asks_for_gpu || claims.gpu; }
 };
 
-// Where slice arithmetic saturates: far above any cap (caps are at most 1000000 GPUs).
-inline constexpr int64_t kSaturatedSlices = std::numeric_limits<int64_t>::max() / 4;
 
 // Exact reading of a string or number quantity; a number (JSON float) is taken as the value the
 // decoder read (ceiling for fractions, TooLarge from 2^63 on).

@@ -8,12 +8,6 @@
 namespace gpu_admission::policy {
 namespace {
 
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r) || r > kSaturatedSlices) return kSaturatedSlices;
-  return r;
-}
-
 bool same_object(const PodClaimGpus& a, const PodClaimGpus& b) {
   return a.kind == b.kind && a.object_name == b.object_name && !a.object_name.empty();
 }

@@ -1,106 +1,22 @@
 #include "policy/pod_decoder.h"
 
+#include "policy/dom_reader.h"
+
 #include <algorithm>
 #include <cctype>
 
 namespace gpu_admission::policy {
 namespace {
 
-using simdjson::dom::array;
-using simdjson::dom::element;
-using simdjson::dom::element_type;
-using simdjson::dom::object;
+using dom::array;
+using dom::element;
+using dom::element_type;
+using dom::Loc;
+using dom::object;
 
-bool identifier_like(std::string_view key) {
-  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
-}
-
-// A field location built on the stack while descending; rendered to text only on error.
-struct Loc {
-  const Loc* parent = nullptr;
-  std::string_view key;  // object member, or empty for an array index
-  long index = -1;       // array index when >= 0
-  bool quote = false;    // render as ["key"] (map keys such as label names)
-  bool quote_if_needed = false;
-
-  Loc child(std::string_view k) const { return Loc{this, k, -1, false}; }
-  Loc item(size_t i) const { return Loc{this, {}, static_cast<long>(i), false}; }
-  Loc map_key(std::string_view k) const { return Loc{this, k, -1, true}; }
-  // A key rendered plain when it is identifier-like, quoted otherwise (decided only on error).
-  Loc auto_key(std::string_view k) const { return Loc{this, k, -1, false, true}; }
-
-  void render(std::string& out) const {
-    if (parent) parent->render(out);
-    if (index >= 0) {
-      out += '[' + std::to_string(index) + ']';
-    } else if (quote || (quote_if_needed && !identifier_like(key))) {
-      out += "[\"";
-      out += key;
-      out += "\"]";
-    } else if (!key.empty()) {
-      if (!out.empty() && out.back() != '.') out += '.';
-      out += key;
-    }
-  }
-};
-
-class Decoder {
+class Decoder : public dom::Reader {
  public:
-  Decoder(PodView& pod, std::string_view prefix) : pod_(pod), prefix_(prefix) {}
-
-  std::optional<DecodeError> error;
-
-  bool fail(const Loc& at, const char* message) {
-    if (!error) {
-      std::string field(prefix_);
-      at.render(field);
-      error = DecodeError{std::move(field), message};
-    }
-    return false;
-  }
-
-  static bool get(object obj, std::string_view key, element& out) {
-    auto r = obj.at_key(key);
-    if (r.error()) return false;
-    out = r.value_unsafe();
-    return out.type() != element_type::NULL_VALUE;
-  }
-
-  bool as_object(element e, object& out, const Loc& at) {
-    if (e.type() != element_type::OBJECT) return fail(at, "must be an object");
-    out = e.get_object().value_unsafe();
-    return true;
-  }
-  bool as_array(element e, array& out, const Loc& at) {
-    if (e.type() != element_type::ARRAY) return fail(at, "must be a list");
-    out = e.get_array().value_unsafe();
-    return true;
-  }
-  bool as_string(element e, std::string_view& out, const Loc& at) {
-    if (e.type() != element_type::STRING) return fail(at, "must be a string");
-    out = e.get_string().value_unsafe();
-    return true;
-  }
-  bool optional_string(object obj, std::string_view key, std::string_view& out, const Loc& at) {
-    element e;
-    if (!get(obj, key, e)) return true;
-    return as_string(e, out, at.child(key));
-  }
-  bool optional_bool(object obj, std::string_view key, bool& out, const Loc& at) {
-    element e;
-    if (!get(obj, key, e)) return true;
-    if (e.type() != element_type::BOOL) return fail(at.child(key), "must be true or false");
-    out = e.get_bool().value_unsafe();
-    return true;
-  }
-  // Finds `key` and requires an object there; false with no error when absent.
-  bool child_object(object parent, std::string_view key, object& out, const Loc& at) {
-    element e;
-    if (!get(parent, key, e)) return false;
-    return as_object(e, out, at);
-  }
+  Decoder(PodView& pod, std::string_view prefix) : dom::Reader(prefix), pod_(pod) {}
 
   bool string_map(element e, StringViewPairs& out, const Loc& at) {
     object obj;
@@ -430,7 +346,6 @@ class Decoder {
 
  private:
   PodView& pod_;
-  std::string_view prefix_;
 };
 
 // Walks object keys from `root`; on failure names the first missing step.

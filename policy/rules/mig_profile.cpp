@@ -38,6 +38,8 @@ void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out)
       for (const auto& q : limits ? c.limits : c.requests) {
         if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Full) continue;
         if (is_zero(q)) continue;
+        if (limits && find_resource(c.requests, q.name) && !is_zero(*find_resource(c.requests, q.name)))
+          continue;  // reported at the request
         out.report(resource_field(ctx, c, limits, q.name),
                    container_label(c) + " requests whole GPUs (" + std::string(q.name) + ") in pool " +
                        quoted(pool.name) + ", which hands out MIG slices" + hint);

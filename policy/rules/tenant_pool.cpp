@@ -31,7 +31,8 @@ void check_pinned(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.gpu.gpu_pod()) return;
   if (!ctx.tenant) {
     if (ctx.policy.config().unmapped_gpu_pods == UnmappedGpuPods::Allow) return;
-    out.report(ctx.field("metadata.namespace"), "GPU pod in namespace " + quoted(ctx.namespace_name) +
+    // The namespace is the object's own (a template has none of its own).
+    out.report("metadata.namespace", "GPU pod in namespace " + quoted(ctx.namespace_name) +
                                                     ", which belongs to no tenant (defaults.unmappedGpuPods: deny)");
     return;
   }

@@ -255,7 +255,7 @@ TEST_CASE("as received: GPU pods in a namespace of no tenant", "[validate-as-rec
         "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}})");
     auto r = eval(standard(), deploy, "", false);
     INFO(findings(r.decision));
-    CHECK(denies_at(r.decision, RuleId::TenantPool, "spec.template.metadata.namespace", "no tenant"));
+    CHECK(denies_at(r.decision, RuleId::TenantPool, "metadata.namespace", "no tenant"));
   }
 }
 
