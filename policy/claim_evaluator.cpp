@@ -54,7 +54,7 @@ void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const 
   out.clear();
   std::string_view ns = options.namespace_name.empty() ? claim.namespace_name : options.namespace_name;
   if (exempt(policy, ns, options, out)) return;
-  const Tenant* tenant = policy.tenant_for_namespace(ns);
+  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
   out.tenant = tenant;
   const ClaimGpus gpus = count_claim_gpus(claim, gpu_counting(policy, nullptr));
   out.gpu_slices = gpus.slices;

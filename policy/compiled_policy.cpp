@@ -154,6 +154,8 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
     tenant.name = tc.name;
     tenant.labels = tc.labels;
     tenant.max_gpus_per_pod = tc.max_gpus_per_pod;
+    tenant.namespace_selector = tc.namespace_selector;
+    if (tc.namespace_selector) policy->selector_tenants_.push_back(tenant.index);
     tenant.allowed_pools.assign(config.pools.size(), false);
     if (!tc.name.empty() && !policy->tenant_by_name_.emplace(tc.name, tenant.index).second)
       error(path + ".name", "duplicate tenant name \"" + tc.name + "\"");
@@ -202,8 +204,15 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   return policy;
 }
 
-const Tenant* CompiledPolicy::tenant_for_namespace(std::string_view ns) const {
+const Tenant* CompiledPolicy::tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels) const {
   int owner = tenant_namespaces_.first_match(ns);
+  if (!selector_tenants_.empty()) {
+    const LabelPairs* known = labels ? labels->labels_of(ns) : nullptr;
+    for (int t : selector_tenants_) {
+      if (owner != GlobIndex::kNoMatch && t >= owner) break;  // a glob of an earlier tenant wins
+      if (known && tenants_[t].namespace_selector->matches(*known)) return &tenants_[t];
+    }
+  }
   return owner == GlobIndex::kNoMatch ? nullptr : &tenants_[owner];
 }
 

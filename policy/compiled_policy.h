@@ -55,6 +55,7 @@ struct Pool {
 struct Tenant {
   int index = 0;
   std::string name;
+  std::optional<LabelSelector> namespace_selector;
   StringPairs labels;
   std::optional<int64_t> max_gpus_per_pod;
   std::vector<bool> allowed_pools;  // indexed by pool index
@@ -78,8 +79,10 @@ class CompiledPolicy {
   bool namespace_exempt(std::string_view ns) const { return exempt_namespaces_.first_match(ns) != GlobIndex::kNoMatch; }
   bool username_exempt(std::string_view user) const { return exempt_usernames_.first_match(user) != GlobIndex::kNoMatch; }
 
-  // First tenant whose namespaces match; nullptr for unmapped namespaces.
-  const Tenant* tenant_for_namespace(std::string_view ns) const;
+  // First tenant (in policy order) whose namespace globs match `ns` or whose namespaceSelector
+  // matches its labels (`labels` may be null: labels unknown, no selector matches); nullptr for
+  // unmapped namespaces.
+  const Tenant* tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels = nullptr) const;
   const Tenant* tenant_by_name(std::string_view name) const;
 
   const std::vector<Pool>& pools() const { return pools_; }
@@ -106,6 +109,7 @@ class CompiledPolicy {
   GlobIndex exempt_namespaces_;
   GlobIndex exempt_usernames_;
   GlobIndex tenant_namespaces_;
+  std::vector<int> selector_tenants_;  // tenants with a namespaceSelector, in policy order
   std::vector<Pool> pools_;
   std::vector<Tenant> tenants_;
   StringMap<int> tenant_by_name_;

@@ -85,7 +85,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   std::string_view ns = options.namespace_name.empty() ? pod.namespace_name : options.namespace_name;
   if (exempt(policy, ns, options, out)) return;
 
-  const Tenant* tenant = policy.tenant_for_namespace(ns);
+  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
   std::vector<const Pool*> named = named_pools(policy, pod);
   const bool gpu_pod = compute_gpu_request(policy, pod, nullptr, nullptr, options.claims, ns).gpu_pod();
   // A pod that names a pool but could also land elsewhere (an affinity term that does not keep

@@ -8,10 +8,18 @@
 
 #include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
+#include "policy/label_selector.h"
 #include "policy/decision.h"
 #include "policy/pod_view.h"
 
 namespace gpu_admission::policy {
+
+// Facts from outside the object, through small interfaces (never I/O): the claims a pod refers
+// to and its namespace's labels. Null members are unknown.
+struct ExternalFacts {
+  const ClaimResolver* claims = nullptr;
+  const NamespaceLabels* namespace_labels = nullptr;
+};
 
 struct EvalOptions {
   // The request namespace; when empty, the object's metadata.namespace is used.
@@ -26,6 +34,13 @@ struct EvalOptions {
   // Where the pod's DRA claims are looked up (in the pod's namespace); nullptr: nowhere, so every
   // claim is unresolved (a GPU pod that gpu-cap refuses where a cap applies).
   const ClaimResolver* claims = nullptr;
+  // Namespace labels for tenants chosen by namespaceSelector; nullptr: unknown (no selector matches).
+  const NamespaceLabels* namespace_labels = nullptr;
+
+  void set_facts(const ExternalFacts& facts) {
+    claims = facts.claims;
+    namespace_labels = facts.namespace_labels;
+  }
 };
 
 // `pod` is modified in place when mutations apply: it becomes the mutated pod.

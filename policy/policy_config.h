@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "policy/ids.h"
+#include "policy/label_selector.h"
 
 namespace gpu_admission::policy {
 
@@ -45,6 +46,7 @@ struct PoolConfig {
 struct TenantConfig {
   std::string name;
   std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;  // namespaces chosen by their labels
   StringPairs labels;
   std::optional<int64_t> max_gpus_per_pod;
   std::vector<std::string> pools;

@@ -194,13 +194,54 @@ void read_pool(Reader& r, const json& v, const std::string& path, PoolConfig& po
   }
 }
 
+void read_requirement(Reader& r, const json& v, const std::string& path, LabelSelector& out) {
+  if (!r.expect_object(v, path)) return;
+  r.check_fields(v, path, {"key", "operator", "values"});
+  LabelRequirement req;
+  if (!v.contains("key") || !r.read_string(v["key"], child_path(path, "key"), req.key, false)) {
+    if (!v.contains("key")) r.error(path, "missing required field \"key\"");
+    return;
+  }
+  constexpr std::array<std::string_view, 4> kOps = {"In", "NotIn", "Exists", "DoesNotExist"};
+  if (!v.contains("operator")) {
+    r.error(path, "missing required field \"operator\" (In, NotIn, Exists or DoesNotExist)");
+    return;
+  }
+  r.read_enum(v["operator"], child_path(path, "operator"), kOps, req.op);
+  if (v.contains("values")) r.read_string_list(v["values"], child_path(path, "values"), req.values);
+  const bool set_op = req.op == LabelRequirement::Op::In || req.op == LabelRequirement::Op::NotIn;
+  if (set_op && req.values.empty()) r.error(path, "operator " + std::string(kOps[static_cast<size_t>(req.op)]) + " needs values");
+  if (!set_op && !req.values.empty())
+    r.error(child_path(path, "values"), "must be empty for operator " + std::string(kOps[static_cast<size_t>(req.op)]));
+  out.match_expressions.push_back(std::move(req));
+}
+
+// A Kubernetes label selector: matchLabels and matchExpressions.
+void read_selector(Reader& r, const json& v, const std::string& path, std::optional<LabelSelector>& out) {
+  if (v.is_null() || !r.expect_object(v, path)) return;
+  r.check_fields(v, path, {"matchLabels", "matchExpressions"});
+  LabelSelector selector;
+  if (v.contains("matchLabels")) r.read_string_map(v["matchLabels"], child_path(path, "matchLabels"), selector.match_labels);
+  if (v.contains("matchExpressions") && !v["matchExpressions"].is_null()) {
+    const json& list = v["matchExpressions"];
+    const std::string lp = child_path(path, "matchExpressions");
+    if (!list.is_array()) r.error(lp, std::string("must be a list, got ") + type_name(list));
+    else
+      for (size_t i = 0; i < list.size(); ++i) read_requirement(r, list[i], index_path(lp, i), selector);
+  }
+  out = std::move(selector);
+}
+
 void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig& tenant) {
   if (!r.expect_object(v, path)) return;
-  r.check_fields(v, path, {"name", "namespaces", "labels", "maxGpusPerPod", "pools", "defaultPool"});
+  r.check_fields(v, path, {"name", "namespaces", "namespaceSelector", "labels", "maxGpusPerPod", "pools", "defaultPool"});
   if (v.contains("name")) r.read_string(v["name"], child_path(path, "name"), tenant.name, false);
   else r.error(path, "missing required field \"name\"");
   if (v.contains("namespaces")) r.read_string_list(v["namespaces"], child_path(path, "namespaces"), tenant.namespaces);
-  if (tenant.namespaces.empty()) r.error(path, "missing required field \"namespaces\" (at least one namespace)");
+  if (v.contains("namespaceSelector"))
+    read_selector(r, v["namespaceSelector"], child_path(path, "namespaceSelector"), tenant.namespace_selector);
+  if (tenant.namespaces.empty() && !tenant.namespace_selector)
+    r.error(path, "missing required field \"namespaces\" or \"namespaceSelector\" (which namespaces are the tenant's)");
   if (v.contains("labels")) r.read_string_map(v["labels"], child_path(path, "labels"), tenant.labels);
   if (v.contains("maxGpusPerPod")) r.read_count(v["maxGpusPerPod"], child_path(path, "maxGpusPerPod"), tenant.max_gpus_per_pod);
   if (v.contains("pools")) r.read_string_list(v["pools"], child_path(path, "pools"), tenant.pools);
@@ -371,6 +412,26 @@ PolicyLoadResult load_policy_config(const json& document, const SourceMap& marks
   return result;
 }
 
+static json selector_to_json(const LabelSelector& selector) {
+  constexpr std::array<std::string_view, 4> kOps = {"In", "NotIn", "Exists", "DoesNotExist"};
+  json out = json::object();
+  if (!selector.match_labels.empty()) {
+    json labels = json::object();
+    for (const auto& [k, v] : selector.match_labels) labels[k] = v;
+    out["matchLabels"] = labels;
+  }
+  if (!selector.match_expressions.empty()) {
+    json list = json::array();
+    for (const auto& e : selector.match_expressions) {
+      json o = {{"key", e.key}, {"operator", std::string(kOps[static_cast<size_t>(e.op)])}};
+      if (!e.values.empty()) o["values"] = e.values;
+      list.push_back(o);
+    }
+    out["matchExpressions"] = list;
+  }
+  return out;
+}
+
 json policy_config_to_json(const PolicyConfig& c) {
   auto taints = [](const std::vector<TaintConfig>& ts) {
     json out = json::array();
@@ -405,7 +466,9 @@ json policy_config_to_json(const PolicyConfig& c) {
   }
   json tenants = json::array();
   for (const auto& t : c.tenants) {
-    json o = {{"name", t.name}, {"namespaces", t.namespaces}, {"labels", pairs(t.labels)}};
+    json o = {{"name", t.name}, {"namespaces", t.namespaces}};
+    if (t.namespace_selector) o["namespaceSelector"] = selector_to_json(*t.namespace_selector);
+    o["labels"] = pairs(t.labels);
     if (t.max_gpus_per_pod) o["maxGpusPerPod"] = *t.max_gpus_per_pod;
     o["pools"] = t.pools;
     if (!t.default_pool.empty()) o["defaultPool"] = t.default_pool;

@@ -107,7 +107,7 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   }
   Scratch& s = scratch();
   x.decision = &s.decision;
-  if (auto err = decide_review(*policy, x.endpoint, plan, x.request, target, s.review, s.decision, claims_,
+  if (auto err = decide_review(*policy, x.endpoint, plan, x.request, target, s.review, s.decision, facts_,
                                evaluation_probe_)) {
     x.response.allowed = false;
     x.response.code = 400;

@@ -40,7 +40,9 @@ class AdmissionService {
   void set_evaluation_probe(std::function<void()> probe) { evaluation_probe_ = std::move(probe); }
 
   // Where pods' DRA claims are looked up (cluster state); nullptr: unresolved. Set before serving.
-  void set_claim_resolver(const policy::ClaimResolver* claims) { claims_ = claims; }
+  void set_claim_resolver(const policy::ClaimResolver* claims) { facts_.claims = claims; }
+  // Where namespaces' labels come from (cluster state); nullptr: unknown. Set before serving.
+  void set_namespace_labels(const policy::NamespaceLabels* labels) { facts_.namespace_labels = labels; }
 
  private:
   struct Exchange;  // one request on its way through the phases
@@ -58,7 +60,7 @@ class AdmissionService {
   Metrics* metrics_;
   Logger* logger_;
   std::function<void()> evaluation_probe_;
-  const policy::ClaimResolver* claims_ = nullptr;
+  policy::ExternalFacts facts_;
 };
 
 }  // namespace gpu_admission::webhook

@@ -44,12 +44,13 @@ namespace {
 
 std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Plan plan, const AdmissionRequest& request,
                                         policy::ClaimKind kind, ReviewScratch& scratch, policy::Decision& out,
-                                        const std::function<void()>& probe) {
+                                        const policy::ExternalFacts& facts, const std::function<void()>& probe) {
   if (auto err = policy::decode_claim_as(request.object, kind, scratch.claim, false))
     return ObjectError{"request.object", *err};
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;
   options.username = request.username;
+  options.set_facts(facts);
   if (probe) probe();
   policy::evaluate_claim(policy, scratch.claim, options, out);
   if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
@@ -65,10 +66,10 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
 std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
                                          const AdmissionRequest& request, const ReviewTarget& target,
                                          ReviewScratch& scratch, policy::Decision& out,
-                                         const policy::ClaimResolver* claims, const std::function<void()>& probe) {
+                                         const policy::ExternalFacts& facts, const std::function<void()>& probe) {
   if (!request.has_object) return ObjectError{"request.object", {"", "missing"}};
   if (target.what == ReviewTarget::What::Claim)
-    return decide_claim(policy, plan, request, target.claim, scratch, out, probe);
+    return decide_claim(policy, plan, request, target.claim, scratch, out, facts, probe);
   const policy::WorkloadKind kind = target.workload;
   if (auto err = policy::decode_pod_as(request.object, kind, scratch.pod, false))
     return ObjectError{"request.object", *err};
@@ -76,7 +77,7 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;
   options.username = request.username;
-  options.claims = claims;
+  options.set_facts(facts);
   // A Pod is mutated only on its way through /mutate: /validate judges what the API server will
   // store. Templates are judged as the pods they create, which pass /mutate.
   options.mutate = endpoint == Endpoint::Mutate || kind != policy::WorkloadKind::Pod;

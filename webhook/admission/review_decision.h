@@ -10,6 +10,7 @@
 
 #include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
+#include "policy/evaluator.h"
 #include "policy/decision.h"
 #include "policy/pod_decoder.h"
 #include "webhook/admission/admission_review.h"
@@ -52,13 +53,13 @@ struct ObjectError {
 
 // Decodes and evaluates the request's object for `plan` (not Allow). Pods are judged as they
 // arrive on /validate and mutated on /mutate; workload templates are judged as the pods they
-// will create; claims and claim templates on their own. A pod's DRA claims are looked up in
-// `claims` (nullptr: unresolved). `probe`, when set, runs between decoding and evaluation (tests
+// will create; claims and claim templates on their own. A pod's DRA claims and its namespace's
+// labels come from `facts` (null members: unknown). `probe`, when set, runs between decoding and evaluation (tests
 // inject faults).
 std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
                                          const AdmissionRequest& request, const ReviewTarget& target,
                                          ReviewScratch& scratch, policy::Decision& out,
-                                         const policy::ClaimResolver* claims = nullptr,
+                                         const policy::ExternalFacts& facts = {},
                                          const std::function<void()>& probe = {});
 
 }  // namespace gpu_admission::webhook

@@ -11,6 +11,7 @@
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
 #include "webhook/cli/input_claims.h"
+#include "webhook/cli/input_namespaces.h"
 #include "webhook/cli/junit.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_file.h"
@@ -20,12 +21,13 @@ namespace gpu_admission::webhook {
 namespace {
 
 constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE] [--namespace NS] [--output text|json|yaml|junit]
-                           [--no-mutate] FILE...|-
+                           [--no-mutate] [--namespace-labels k=v,...] FILE...|-
 
 Evaluates Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets,
 ReplicationControllers, Jobs and CronJobs offline, as the API server's chain would on CREATE:
 a Pod passes /mutate, then /validate judges the mutated pod; a template is judged as the pod
-it will create. An AdmissionReview is judged exactly as /validate judges it (its operation,
+it will create. ResourceClaims and ResourceClaimTemplates are judged too, and resolve the claims
+of the pods among the same inputs; Namespace objects give their labels to tenant selection. An AdmissionReview is judged exactly as /validate judges it (its operation,
 user, namespace and oldObject). Reads multi-document YAML, JSON, `kind: List` and
 AdmissionReview JSON; `-` reads standard input; a directory is searched recursively for .yaml,
 .yml and .json files. Other kinds are skipped with a note.
@@ -35,6 +37,9 @@ Flags:
   -n, --namespace NS     namespace for objects that name none (default: "default")
   -o, --output FORMAT    text (default), json, yaml (the mutated objects) or junit
       --no-mutate        judge Pods as they are, without /mutate: what /validate alone would say
+      --namespace-labels k=v,...
+                         labels of the namespaces that have no Namespace object among the inputs
+                         (for tenants chosen by namespaceSelector)
 
 Exit codes: 0 every object allowed, 1 some object denied, 2 unusable input.
 )";
@@ -199,7 +204,8 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
 
 int run_check(const Args& args) {
   ParsedArgs parsed = parse_args(args, {{"--policy", "-p"}, {"--namespace", "-n"}, {"--output", "-o"},
-                                        {"--no-mutate", "", false}, {"--help", "-h", false}});
+                                        {"--no-mutate", "", false}, {"--namespace-labels", ""},
+                                        {"--help", "-h", false}});
   if (parsed.has("--help")) {
     std::fputs(kCheckHelp, stdout);
     return 0;
@@ -237,11 +243,25 @@ int run_check(const Args& args) {
     for (auto& object : read.objects) objects.push_back(std::move(object));
   }
   InputClaims claims;
-  for (const auto& object : objects) claims.add(object.object, default_namespace);
+  InputNamespaces namespaces;
+  if (parsed.has("--namespace-labels")) {
+    std::string error;
+    auto labels = parse_label_list(parsed.get("--namespace-labels"), error);
+    if (!labels) {
+      std::fprintf(stderr, "gpu-admission check: --namespace-labels: %s\n", error.c_str());
+      return 2;
+    }
+    namespaces.set_fallback(std::move(*labels));
+  }
+  for (const auto& object : objects) {
+    claims.add(object.object, default_namespace);
+    namespaces.add(object.object);
+  }
+  const policy::ExternalFacts facts{&claims, &namespaces};
 
   std::vector<OfflineResult> results;
   for (const auto& object : objects) {
-    results.push_back(evaluate_offline(*load.policy, object, default_namespace, !parsed.has("--no-mutate"), &claims));
+    results.push_back(evaluate_offline(*load.policy, object, default_namespace, !parsed.has("--no-mutate"), facts));
     if (results.back().status == OfflineResult::Status::Error) {
       const auto& r = results.back();
       std::fprintf(stderr, "gpu-admission check: %s: %s: %s\n", r.source.c_str(), object_title(r).c_str(), r.note.c_str());

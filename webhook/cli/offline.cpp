@@ -21,7 +21,7 @@ std::string string_at(const Json& obj, const char* a, const char* b = nullptr) {
 
 // Judges an AdmissionReview with the webhook's own decision phase (/validate).
 void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
-                  const policy::ClaimResolver* claims, OfflineResult& r) {
+                  const policy::ExternalFacts& facts, OfflineResult& r) {
   simdjson::dom::parser parser;
   std::string text = to_json_text(manifest.review);
   simdjson::dom::element root;
@@ -45,14 +45,15 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
     return;
   }
   ReviewScratch scratch;
-  if (auto err = decide_review(policy, Endpoint::Validate, plan, request, target, scratch, r.decision, claims)) {
+  if (auto err = decide_review(policy, Endpoint::Validate, plan, request, target, scratch, r.decision, facts)) {
     r.status = OfflineResult::Status::Error;
     r.note = err->message();
   }
 }
 
 // A ResourceClaim or ResourceClaimTemplate, judged on its own (SPEC 9).
-void judge_claim(const policy::CompiledPolicy& policy, const Json& object, OfflineResult& r) {
+void judge_claim(const policy::CompiledPolicy& policy, const Json& object, const policy::ExternalFacts& facts,
+                 OfflineResult& r) {
   const std::string api_version = string_at(object, "apiVersion");
   if (!policy::claim_api_version_supported(api_version)) {
     r.status = OfflineResult::Status::Skipped;
@@ -76,6 +77,7 @@ void judge_claim(const policy::CompiledPolicy& policy, const Json& object, Offli
   }
   policy::EvalOptions options;
   options.namespace_name = r.namespace_name;
+  options.set_facts(facts);
   policy::evaluate_claim(policy, claim, options, r.decision);
   r.mutated = object;
 }
@@ -84,7 +86,7 @@ void judge_claim(const policy::CompiledPolicy& policy, const Json& object, Offli
 
 OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
                                const std::string& default_namespace, bool mutate_pods,
-                               const policy::ClaimResolver* claims) {
+                               const policy::ExternalFacts& facts) {
   OfflineResult r;
   r.source = manifest.source;
   const Json& object = manifest.object;
@@ -96,7 +98,7 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
   if (r.namespace_name.empty()) r.namespace_name = default_namespace;
 
   if (manifest.from_review) {
-    judge_review(policy, manifest, claims, r);
+    judge_review(policy, manifest, facts, r);
     r.mutated = object;  // /validate changes nothing
     return r;
   }
@@ -108,7 +110,7 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
   }
   policy::ClaimKind claim_kind;
   if (policy::is_claim_kind(r.kind, &claim_kind)) {
-    judge_claim(policy, object, r);
+    judge_claim(policy, object, facts, r);
     return r;
   }
   auto kind = policy::workload_kind_from(r.kind);
@@ -135,7 +137,7 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
   policy::EvalOptions options;
   options.namespace_name = r.namespace_name;
   options.mutate = mutate_pods || *kind != policy::WorkloadKind::Pod;
-  options.claims = claims;
+  options.set_facts(facts);
   policy::evaluate(policy, pod, options, r.decision);
 
   r.patch = Json::parse(policy::patch_to_json(r.decision.patch));

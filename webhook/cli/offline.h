@@ -9,6 +9,7 @@
 
 #include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
+#include "policy/evaluator.h"
 #include "policy/decision.h"
 #include "policy/json.h"
 #include "webhook/io/manifests.h"
@@ -31,10 +32,10 @@ struct OfflineResult {
 };
 
 // `default_namespace` is used for objects that name none (and are not AdmissionReviews).
-// ResourceClaims and ResourceClaimTemplates are judged on their own; a pod's claims are looked
-// up in `claims` (the claims among the same inputs; nullptr: none).
+// ResourceClaims and ResourceClaimTemplates are judged on their own; a pod's claims and its
+// namespace's labels come from `facts` (the claims and Namespaces among the same inputs).
 OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
                                const std::string& default_namespace, bool mutate_pods = true,
-                               const policy::ClaimResolver* claims = nullptr);
+                               const policy::ExternalFacts& facts = {});
 
 }  // namespace gpu_admission::webhook

@@ -1,6 +1,7 @@
 #include "webhook/cli/test_suite.h"
 
 #include "webhook/cli/input_claims.h"
+#include "webhook/cli/input_namespaces.h"
 
 #include <filesystem>
 
@@ -193,11 +194,15 @@ struct CaseReader {
       r.error(cp, "must be a mapping");
       return std::nullopt;
     }
-    r.check_fields(c, cp, {"name", "namespace", "object", "inline", "objects", "expect"});
+    r.check_fields(c, cp, {"name", "namespace", "namespaceLabels", "object", "inline", "objects", "expect"});
     TestCase tc;
     tc.name = map_value(c, "name");
     if (tc.name.empty()) r.error(cp, "missing required field \"name\"");
     tc.namespace_name = map_value(c, "namespace");
+    if (c.contains("namespaceLabels")) {
+      if (auto labels = r.string_map(c["namespaceLabels"], cp + ".namespaceLabels"))
+        tc.namespace_labels = std::vector<std::pair<std::string, std::string>>(labels->begin(), labels->end());
+    }
     object(c, cp, tc);
     objects(c, cp, tc);
     expectations(c, cp, tc);
@@ -274,8 +279,14 @@ SuiteResult run_test_suite(const TestSuite& suite) {
       manifest.review_namespace = ns;
     }
     InputClaims claims;
-    for (const auto& object : tc.objects) claims.add(object, ns.empty() ? "default" : ns);
-    OfflineResult r = evaluate_offline(*load.policy, manifest, ns.empty() ? "default" : ns, true, &claims);
+    InputNamespaces namespaces;
+    if (tc.namespace_labels) namespaces.set_fallback(*tc.namespace_labels);
+    for (const auto& object : tc.objects) {
+      claims.add(object, ns.empty() ? "default" : ns);
+      namespaces.add(object);
+    }
+    OfflineResult r =
+        evaluate_offline(*load.policy, manifest, ns.empty() ? "default" : ns, true, policy::ExternalFacts{&claims, &namespaces});
     if (r.status != OfflineResult::Status::Evaluated) {
       cr.failures.push_back("cannot evaluate the object: " + r.note);
       result.cases.push_back(std::move(cr));

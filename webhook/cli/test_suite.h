@@ -27,7 +27,8 @@ struct TestCase {
   std::string namespace_name;  // empty: the object's, else "default"
   Json object;
   std::string object_source;   // file:line or suite:line (inline)
-  std::vector<Json> objects;   // `objects:` claims and templates the object refers to
+  std::vector<Json> objects;   // `objects:` claims, templates and namespaces the object refers to
+  std::optional<std::vector<std::pair<std::string, std::string>>> namespace_labels;  // `namespaceLabels:`
   TestExpectation expect;
 };
 

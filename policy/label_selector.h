@@ -1,0 +1,40 @@
+// Kubernetes label selectors (matchLabels, matchExpressions with In, NotIn, Exists,
+// DoesNotExist) for tenants chosen by their namespaces' labels (SPEC 2), and the interface
+// through which the evaluator learns a namespace's labels: from the cluster in `serve`, from
+// Namespace objects or --namespace-labels in `check` and `test`. Never by I/O.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpu_admission::policy {
+
+using LabelPairs = std::vector<std::pair<std::string, std::string>>;
+
+struct LabelRequirement {
+  enum class Op : uint8_t { In, NotIn, Exists, DoesNotExist };
+  std::string key;
+  Op op = Op::In;
+  std::vector<std::string> values;
+};
+
+struct LabelSelector {
+  LabelPairs match_labels;
+  std::vector<LabelRequirement> match_expressions;
+
+  // Kubernetes semantics: every matchLabels pair and every expression must hold; an empty
+  // selector matches every namespace. NotIn and DoesNotExist hold when the key is absent.
+  bool matches(const LabelPairs& labels) const;
+};
+
+// A namespace's labels, or nullptr when they are not known (the namespace is not in the cluster
+// state, or no Namespace object was given): then no namespaceSelector matches it.
+class NamespaceLabels {
+ public:
+  virtual ~NamespaceLabels() = default;
+  virtual const LabelPairs* labels_of(std::string_view namespace_name) const = 0;
+};
+
+}  // namespace gpu_admission::policy
