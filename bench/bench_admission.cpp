@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bench/bench_reviews.h"
+#include "webhook/admission/base64.h"
 #include "webhook/admission/admission.h"
 #include "webhook/io/default_policy.h"
 #include "webhook/io/policy_file.h"
@@ -47,9 +48,27 @@ const std::string& body(Review r) {
   return r == Review::TrainingPod ? pod : r == Review::LargePod ? large : deploy;
 }
 
+// What /validate receives: the API server runs /mutate first, so a Pod arrives mutated (as the
+// default policy mutates it). Workload templates are not mutated by /mutate.
+std::string after_mutate(const std::string& review_text) {
+  webhook::AdmissionService service(holder(PolicyKind::Default), nullptr, nullptr);
+  Json review = Json::parse(review_text);
+  Json response = Json::parse(service.handle(webhook::Endpoint::Mutate, review_text).body)["response"];
+  if (!response.contains("patch")) return review_text;
+  auto patch = webhook::base64_decode(response["patch"].get<std::string>());
+  review["request"]["object"] = review["request"]["object"].patch(Json::parse(*patch));
+  return review.dump();
+}
+
+const std::string& validate_body(Review r) {
+  static const std::string pod = after_mutate(body(Review::TrainingPod));
+  static const std::string large = after_mutate(body(Review::LargePod));
+  return r == Review::TrainingPod ? pod : r == Review::LargePod ? large : body(r);
+}
+
 void run(benchmark::State& state, webhook::Endpoint endpoint, Review review, PolicyKind policy) {
   webhook::AdmissionService service(holder(policy), nullptr, nullptr);
-  const std::string& input = body(review);
+  const std::string& input = endpoint == webhook::Endpoint::Validate ? validate_body(review) : body(review);
   if (!holder(policy).get()) {
     state.SkipWithError("policy failed to load");
     return;
@@ -88,13 +107,15 @@ BENCHMARK(BM_Validate_LargePod_LargePolicy);
 // `--write-reviews DIR` writes the review bodies (for bench/load.sh) instead of benchmarking.
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--write-reviews") {
-    const std::pair<const char*, Review> files[] = {{"training-pod.json", Review::TrainingPod},
-                                                    {"large-pod.json", Review::LargePod},
-                                                    {"deployment.json", Review::Deployment}};
-    for (const auto& [name, review] : files) {
+    const std::pair<const char*, const std::string*> files[] = {
+        {"training-pod.json", &body(Review::TrainingPod)},
+        {"training-pod-mutated.json", &validate_body(Review::TrainingPod)},
+        {"large-pod.json", &body(Review::LargePod)},
+        {"deployment.json", &body(Review::Deployment)}};
+    for (const auto& [name, text] : files) {
       std::string path = std::string(argv[2]) + "/" + name;
       FILE* f = std::fopen(path.c_str(), "wb");
-      if (!f || std::fwrite(body(review).data(), 1, body(review).size(), f) != body(review).size()) {
+      if (!f || std::fwrite(text->data(), 1, text->size(), f) != text->size()) {
         std::perror(path.c_str());
         return 1;
       }

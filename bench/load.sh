@@ -40,14 +40,21 @@ trap cleanup EXIT
 "$BUILD/bench/gpu-admission-bench" --write-reviews "$work"
 "$BUILD/gpu-admission" certs --service localhost --namespace bench --out-dir "$work/certs" >/dev/null 2>&1
 review="$work/training-pod.json"
+# /validate receives the pod as /mutate left it (the API server runs mutating webhooks first):
+# an unmutated GPU pod would be refused for what /mutate fixes, a different request.
+validate_review="$work/training-pod-mutated.json"
 
-cat >"$work/post.lua" <<LUA
+write_script() {  # FILE REVIEW
+  cat >"$1" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-local f = assert(io.open("$review", "rb"))
+local f = assert(io.open("$2", "rb"))
 wrk.body = f:read("*a")
 f:close()
 LUA
+}
+write_script "$work/post.lua" "$review"
+write_script "$work/post-validate.lua" "$validate_review"
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 pick_port() { local p; for p in $(seq "$1" $(( $1 + 50 ))); do port_free "$p" && { echo "$p"; return; }; done; echo "no free port near $1" >&2; exit 1; }
@@ -56,25 +63,25 @@ wait_ready() {  # url
   echo "server at $1 did not come up" >&2; exit 1
 }
 
-# run_wrk NAME URL CONNECTIONS -> appends a result line
+# run_wrk NAME URL CONNECTIONS [SCRIPT] -> appends a result line
 results=()
 # One wrk thread: the client has one core, and two threads on it would take turns, adding their
 # time slices to every target's tail latency.
-warm_up() { taskset -c "$CLIENT_CORE" wrk -t1 -c16 -d2s -s "$work/post.lua" "$1" >/dev/null 2>&1 || true; }
+warm_up() { taskset -c "$CLIENT_CORE" wrk -t1 -c16 -d2s -s "$work/post-validate.lua" "$1" >/dev/null 2>&1 || true; }
 # drive LABEL BASE_URL: /validate and /mutate at 16 and 256 connections after a warm-up; leaves
 # the /validate figures in v16_rps, v256_rps and v256_p99.
 drive() {
   local label="$1" base="$2"
   warm_up "$base/validate"
-  run_wrk "$label /validate" "$base/validate" 16; v16_rps="$last_rps"
-  run_wrk "$label /validate" "$base/validate" 256; v256_rps="$last_rps"; v256_p99="$last_p99"
+  run_wrk "$label /validate" "$base/validate" 16 post-validate.lua; v16_rps="$last_rps"
+  run_wrk "$label /validate" "$base/validate" 256 post-validate.lua; v256_rps="$last_rps"; v256_p99="$last_p99"
   run_wrk "$label /mutate" "$base/mutate" 16
   run_wrk "$label /mutate" "$base/mutate" 256
 }
 run_wrk() {
-  local name="$1" url="$2" conns="$3" threads=1
+  local name="$1" url="$2" conns="$3" script="${4:-post.lua}" threads=1
   local out
-  out="$(taskset -c "$CLIENT_CORE" wrk -t"$threads" -c"$conns" -d"${DURATION}s" --timeout 5s --latency -s "$work/post.lua" "$url" 2>&1)"
+  out="$(taskset -c "$CLIENT_CORE" wrk -t"$threads" -c"$conns" -d"${DURATION}s" --timeout 5s --latency -s "$work/$script" "$url" 2>&1)"
   local rps p50 p99 errors non2xx
   rps="$(awk '/Requests\/sec/ {print $2}' <<<"$out")"
   p50="$(awk '$1=="50%" {print $2}' <<<"$out")"

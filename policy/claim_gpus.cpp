@@ -67,12 +67,12 @@ void mark_mps(const ClaimView& claim, std::vector<RequestGpus>& requests) {
   }
 }
 
-// Slices of one MIG device pinned to `profile`: its slices, at most one GPU; a whole GPU when
-// the profile is unknown.
+// Slices of one MIG device pinned to `profile`: its slices (a profile larger than the model's GPU
+// counts all of them: never under-count); a whole GPU when the profile is unknown.
 int64_t profile_device_slices(std::string_view profile, const GpuCounting& counting, int per_gpu) {
   std::optional<int> slices = counting.profile_slices ? counting.profile_slices(profile) : mig_profile_slices(profile);
   if (!slices || *slices < 1) return per_gpu;
-  return std::min(*slices, per_gpu);
+  return *slices;
 }
 
 }  // namespace

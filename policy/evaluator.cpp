@@ -4,62 +4,28 @@
 
 #include "policy/gpu_request.h"
 #include "policy/mutations/mutation.h"
+#include "policy/pool_resolution.h"
 #include "policy/rules/rule.h"
 
 namespace gpu_admission::policy {
 namespace {
 
-bool term_satisfies(const NodeSelectorTerm& term, std::string_view key, std::string_view value) {
-  for (const auto& expr : term.match_expressions) {
-    if (expr.key != key || expr.op != "In") continue;
-    if (std::find(expr.values.begin(), expr.values.end(), value) != expr.values.end()) return true;
-  }
-  return false;
-}
-
-bool in_selector(const PodView& pod, const std::string& key, const std::string& value) {
-  bool found = false;
-  return pod.node_selector_value(key, &found) == value && found;
-}
-
-bool selector_names(const PodView& pod, const Pool& pool) {
-  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(),
-                     [&](const auto& kv) { return in_selector(pod, kv.first, kv.second); });
-}
-
-// nodeSelector and an affinity term are ANDed: the term names the pool when every pool label is
-// required by one or the other.
-bool term_names(const PodView& pod, const NodeSelectorTerm& term, const Pool& pool) {
+// pool-selector never overwrites a nodeSelector key the pod sets: it can pin the pod to `pool`
+// only when the pod sets none of the pool's keys to another value.
+bool can_pin(const PodView& pod, const Pool& pool) {
   return std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& kv) {
-    return in_selector(pod, kv.first, kv.second) || term_satisfies(term, kv.first, kv.second);
+    bool found = false;
+    return pod.node_selector_value(kv.first, &found) == kv.second || !found;
   });
 }
 
-bool pod_names_pool(const PodView& pod, const Pool& pool) {
-  if (selector_names(pod, pool)) return true;
-  return std::any_of(pod.required_node_affinity.begin(), pod.required_node_affinity.end(),
-                     [&](const NodeSelectorTerm& term) { return term_names(pod, term, pool); });
+// The nodeSelector holds every label of `pool`: what pool-selector writes.
+bool pins_default(const PodView& pod, const Pool& pool) {
+  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& kv) {
+    bool found = false;
+    return pod.node_selector_value(kv.first, &found) == kv.second && found;
+  });
 }
-
-}  // namespace
-
-bool pod_confined_to_pool(const PodView& pod, const Pool& pool) {
-  if (selector_names(pod, pool)) return true;
-  // Terms are ORed: the pod is confined only when every term keeps it in the pool.
-  const auto& terms = pod.required_node_affinity;
-  return !terms.empty() &&
-         std::all_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& t) { return term_names(pod, t, pool); });
-}
-
-std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView& pod) {
-  std::vector<const Pool*> out;
-  if (pod.node_selector.empty() && pod.required_node_affinity.empty()) return out;
-  for (const auto& pool : policy.pools())
-    if (pod_names_pool(pod, pool)) out.push_back(&pool);
-  return out;
-}
-
-namespace {
 
 void run_mutations(const CompiledPolicy& policy, MutationContext& ctx, Decision& out) {
   using Fn = bool (*)(MutationContext&);
@@ -86,37 +52,48 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   if (exempt(policy, ns, options, out)) return;
 
   const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
-  std::vector<const Pool*> named = named_pools(policy, pod);
-  const bool gpu_pod = compute_gpu_request(policy, pod, nullptr, nullptr, options.claims, ns).gpu_pod();
-  // A pod that names a pool but could also land elsewhere (an affinity term that does not keep
-  // it in the pool) is treated like one that names none: it is evaluated in its tenant's
-  // default pool, where pool-selector pins it (and without that pin it is "not pinned").
-  const bool confined = !named.empty() && pod_confined_to_pool(pod, *named.front());
-  const Pool* pool = nullptr;
-  if (confined) pool = named.front();
-  else if (gpu_pod && tenant && tenant->default_pool >= 0) pool = &policy.pools()[tenant->default_pool];
+  PoolResolution pools = resolve_pools(policy, pod);
+  const MemoizedClaims memo(options.claims);  // each claim looked up once per evaluation
+  const ClaimResolver* claims = memo.get();
+  const bool gpu_pod = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns).gpu_pod();
   out.tenant = tenant;
-  out.pool = pool;
 
   std::vector<QuantityProblem> problems;
-  GpuRequest gpu = compute_gpu_request(policy, pod, pool, &problems, options.claims, ns);
+  GpuRequest gpu;
   if (options.mutate) {
-    PodPatcher patcher(pod, out.patch);
-    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, confined, gpu.claims, patcher};
-    run_mutations(policy, ctx, out);
-    if (!out.patch.empty()) {  // mutations may rename resources: count the pod as it now is
-      problems.clear();
-      gpu = compute_gpu_request(policy, pod, pool, &problems, options.claims, ns);
+    // A GPU pod that is not pinned is mutated in its tenant's default pool, where pool-selector
+    // pins it; when pool-selector is off nothing pins it there, and it has no pool.
+    const Pool* pool = pools.pool;
+    // Several pools named, among them the default one pool-selector adds: its mutations were
+    // made for the default pool, so a second pass over the mutated pod changes nothing.
+    if (pools.named.size() > 1 && tenant && tenant->default_pool >= 0 &&
+        std::find(pools.named.begin(), pools.named.end(), &policy.pools()[tenant->default_pool]) != pools.named.end() &&
+        pins_default(pod, policy.pools()[tenant->default_pool]))
+      pool = &policy.pools()[tenant->default_pool];
+    if (!pools.pinned && gpu_pod && tenant && tenant->default_pool >= 0) {
+      const Pool& fallback = policy.pools()[tenant->default_pool];
+      const bool escapes = pools.named.size() == 1;  // judged in the default pool, pinned or not
+      if (escapes || (policy.mutation_enabled(MutationId::PoolSelector) && can_pin(pod, fallback))) pool = &fallback;
     }
+    gpu = compute_gpu_request(policy, pod, pool, nullptr, claims, ns);
+    PodPatcher patcher(pod, out.patch);
+    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, pools.pinned, gpu.claims, patcher};
+    run_mutations(policy, ctx, out);
+    if (!out.patch.empty()) pools = resolve_pools(policy, pod);  // judged as it now is
   }
-  // Judged as it now is: a pin that a mutation added counts, one that was not added does not.
-  const bool pinned = pool && (confined || pod_confined_to_pool(pod, *pool));
-
+  // The pool is the one the pod (as judged) is pinned to: a pin a mutation added counts, one that
+  // was not added does not. A GPU pod that names a pool but can escape it (an ORed term that
+  // names none) is judged in its tenant's default pool; one that names none has no pool.
+  const Pool* pool = pools.pool;
+  if (!pools.pinned && pools.named.size() == 1 && gpu_pod && tenant && tenant->default_pool >= 0)
+    pool = &policy.pools()[tenant->default_pool];
+  out.pool = pool;
+  gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns);
   out.gpu_slices = gpu.slices;
   out.slices_per_gpu = gpu.slices_per_gpu;
   if (!gpu.claims.entries.empty()) out.gpu_sources = gpu_sources_text(gpu);
 
-  RuleContext ctx{policy, pod, ns, tenant, pool, pinned, options.old_pod, named, gpu, problems};
+  RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems};
   for (const RuleDef& rule : rule_table()) {
     Action action = policy.action(rule.id);
     if (action == Action::Off) continue;

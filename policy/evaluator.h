@@ -60,12 +60,4 @@ bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions
 // adminAccess. Findings name spec.devices.requests[i] (spec.spec.devices... for a template).
 void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const EvalOptions& options, Decision& out);
 
-// Pools the pod names itself, through spec.nodeSelector and required node affinity `In` terms.
-// A pool counts as named when the nodeSelector or any required node-affinity term names it.
-std::vector<const Pool*> named_pools(const CompiledPolicy& policy, const PodView& pod);
-
-// True when the pod can only be scheduled in `pool`: its nodeSelector names the pool, or every
-// required node-affinity term (together with the nodeSelector) does.
-bool pod_confined_to_pool(const PodView& pod, const Pool& pool);
-
 }  // namespace gpu_admission::policy

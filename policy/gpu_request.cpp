@@ -63,8 +63,9 @@ int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource,
     case CompiledPolicy::GpuKind::Shared: return slices_per_gpu;
     case CompiledPolicy::GpuKind::Mig: {
       auto slices = mig_profile_slices(resource.substr(policy.mig_prefix().size()));
-      // An unreadable MIG name counts as a whole GPU: never under-count.
-      return slices ? std::min<int64_t>(*slices, slices_per_gpu) : slices_per_gpu;
+      // count x g / compute slices (SPEC 3), even when g is more than the model has (mig-profile
+      // refuses such a profile); an unreadable MIG name counts as a whole GPU: never under-count.
+      return slices ? std::max<int64_t>(*slices, 1) : slices_per_gpu;
     }
   }
   return 0;
@@ -109,7 +110,10 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
       int64_t per_unit = slices_per_unit(policy, q.name, out.slices_per_gpu);
       if (per_unit == 0) return;
       Quantity value = quantity_of(q);
-      if (!value.is_integer() && problems) problems->push_back({&c, in_limits, &q, value.status});
+      // A quantity too large to represent is a whole number: it counts above any cap, and is a
+      // finding only where a cap applies (the cap check below).
+      if (!value.is_integer() && value.status != Quantity::Status::TooLarge && problems)
+        problems->push_back({&c, in_limits, &q, value.status});
       if (value.nonzero()) {
         out.asks_for_gpu = true;
         if (std::find(out.resources.begin(), out.resources.end(), q.name) == out.resources.end())

@@ -14,6 +14,14 @@ bool same_object(const PodClaimGpus& a, const PodClaimGpus& b) {
 
 }  // namespace
 
+const ClaimView* MemoizedClaims::find(ClaimKind kind, std::string_view namespace_name, std::string_view name) const {
+  for (const auto& a : answers_)
+    if (a.kind == kind && a.namespace_name == namespace_name && a.name == name) return a.claim;
+  const ClaimView* claim = inner_ ? inner_->find(kind, namespace_name, name) : nullptr;
+  answers_.push_back({kind, namespace_name, name, claim});
+  return claim;
+}
+
 std::string PodClaimGpus::describe() const {
   std::string out = kind == ClaimKind::Template ? "claim template " : "claim ";
   out += object_name.empty() ? std::string_view("(unnamed)") : object_name;

@@ -29,6 +29,24 @@ struct PodClaimGpus {
   std::string describe() const;
 };
 
+// Remembers the answers of another resolver for one evaluation, so each claim is looked up once
+// however often the pod is counted (a cache miss in `serve` costs a GET to the API server).
+class MemoizedClaims : public ClaimResolver {
+ public:
+  explicit MemoizedClaims(const ClaimResolver* inner) : inner_(inner) {}
+  const ClaimView* find(ClaimKind kind, std::string_view namespace_name, std::string_view name) const override;
+  const ClaimResolver* get() const { return inner_ ? this : nullptr; }
+
+ private:
+  struct Answer {
+    ClaimKind kind;
+    std::string_view namespace_name, name;
+    const ClaimView* claim;
+  };
+  const ClaimResolver* inner_;
+  mutable std::vector<Answer> answers_;
+};
+
 struct PodClaims {
   std::vector<PodClaimGpus> entries;  // one per spec.resourceClaims entry, in order
   int64_t slices = 0;                 // sum over distinct resolved claims (saturating)

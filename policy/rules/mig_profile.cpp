@@ -103,7 +103,8 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
       const bool limits = pass == 1;
       for (const auto& q : limits ? c.limits : c.requests) {
         if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Mig) continue;
-        if (limits && find_resource(c.requests, q.name)) continue;  // already checked in requests
+        // Checked at the request, unless the request is zero (then the limit is what counts).
+        if (limits && find_resource(c.requests, q.name) && !is_zero(*find_resource(c.requests, q.name))) continue;
         if (is_zero(q)) continue;  // zero-count entries ask for nothing
         if (first_type.empty()) {
           first_type = q.name;

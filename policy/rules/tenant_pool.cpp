@@ -1,8 +1,7 @@
 // tenant-pool: a tenant's pod may only target the tenant's pools; no pod may select more than
-// one pool; a pod evaluated in its tenant's default pool must not keep a node selector that
-// contradicts that pool; a GPU pod must be pinned to a pool when its tenant has pools (on
-// /validate an unmutated pod is not, and could run on any node); a GPU pod in a namespace of no
-// tenant is refused unless defaults.unmappedGpuPods is allow.
+// one pool; a GPU pod must be pinned to a pool when its tenant has pools (on /validate an
+// unmutated pod is not, and could run on any node); a GPU pod in a namespace of no tenant is
+// refused unless defaults.unmappedGpuPods is allow.
 #include <algorithm>
 
 #include "policy/rules/rule.h"
@@ -27,6 +26,18 @@ std::string pool_list(const CompiledPolicy& policy, const Tenant& tenant) {
   return out;
 }
 
+// A nodeSelector key of the default pool that the pod sets to another value: pool-selector never
+// overwrites it, so the pod cannot be pinned. "" when there is none.
+std::string selector_clash(const RuleContext& ctx, const Pool& pool) {
+  for (const auto& [key, value] : pool.node_selector) {
+    bool found = false;
+    std::string_view actual = ctx.pod.node_selector_value(key, &found);
+    if (found && actual != value)
+      return "its nodeSelector " + key + "=" + quoted(actual) + " names no pool, and pool-selector never overwrites it";
+  }
+  return "";
+}
+
 void check_pinned(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.gpu.gpu_pod()) return;
   if (!ctx.tenant) {
@@ -44,6 +55,8 @@ void check_pinned(const RuleContext& ctx, RuleOutput& out) {
     message += "the tenant has no defaultPool, so name one of its pools in spec.nodeSelector";
   else if (!ctx.policy.mutation_enabled(MutationId::PoolSelector))
     message += "pool-selector is off, so name one of its pools in spec.nodeSelector";
+  else if (auto clash = selector_clash(ctx, ctx.policy.pools()[ctx.tenant->default_pool]); !clash.empty())
+    message += clash;
   else
     message += "/mutate would have pinned it to pool " + quoted(ctx.policy.pools()[ctx.tenant->default_pool].name);
   out.report(ctx.field("spec.nodeSelector"), std::move(message));
@@ -64,15 +77,6 @@ void check_tenant_pool(const RuleContext& ctx, RuleOutput& out) {
     }
   }
   check_pinned(ctx, out);
-  if (!ctx.pool) return;
-  for (const auto& [key, value] : ctx.pool->node_selector) {
-    bool found = false;
-    std::string_view actual = ctx.pod.node_selector_value(key, &found);
-    if (!found || actual == value) continue;
-    out.report(ctx.field("spec.nodeSelector[\"" + key + "\"]"),
-               "nodeSelector " + key + "=" + quoted(actual) + " names no pool; the pod is evaluated in pool " +
-                   quoted(ctx.pool->name) + ", which needs " + key + "=" + quoted(value));
-  }
 }
 
 }  // namespace gpu_admission::policy

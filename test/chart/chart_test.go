@@ -251,7 +251,8 @@ var standardLabels = []string{
 	"app.kubernetes.io/version", "app.kubernetes.io/managed-by", "app.kubernetes.io/part-of",
 }
 
-var clusterScoped = map[string]bool{"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true}
+var clusterScoped = map[string]bool{"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true,
+	"ClusterRole": true, "ClusterRoleBinding": true}
 
 func checkMetadata(t *testing.T, res *Result, release, ns string) {
 	t.Helper()
@@ -403,8 +404,8 @@ func checkDeployment(t *testing.T, res *Result) {
 			t.Errorf("pod sets %s", f)
 		}
 	}
-	expectEq(t, "pod automountServiceAccountToken", get(spec, "automountServiceAccountToken"), false)
 	c := container(t, res)
+	checkClusterState(t, res, spec, c)
 	sc := get(c, "securityContext")
 	expectEq(t, "runAsNonRoot", get(sc, "runAsNonRoot"), true)
 	expectEq(t, "runAsUser", get(sc, "runAsUser"), float64(65532))
@@ -476,7 +477,7 @@ func checkDeployment(t *testing.T, res *Result) {
 		}
 	}
 
-	// ServiceAccount: no token.
+	// ServiceAccount: its token only through the pod spec (checkClusterState).
 	if sas := all(res, "ServiceAccount"); len(sas) == 1 {
 		expectEq(t, "serviceAccountName", str(spec, "serviceAccountName"), str(sas[0], "metadata", "name"))
 		expectEq(t, "ServiceAccount automountServiceAccountToken", get(sas[0], "automountServiceAccountToken"), false)
@@ -521,6 +522,25 @@ func checkNetworkPolicy(t *testing.T, res *Result) {
 	want := []float64{containerPort(t, c, "https"), containerPort(t, c, "metrics")}
 	sort.Float64s(want)
 	expectEq(t, "NetworkPolicy ingress ports", ports, want)
+
+	// Egress: none with cluster state off; with it on, only the API server's ports.
+	if types := strs(np, "spec", "policyTypes"); len(types) == 2 {
+		egress := list(np, "spec", "egress")
+		if argValue(t, c, "--cluster") == "off" {
+			expectEq(t, "egress with --cluster off", len(egress), 0)
+		} else {
+			var egressPorts []float64
+			for _, rule := range egress {
+				if len(list(rule, "ports")) == 0 {
+					t.Errorf("an egress rule allows every port: %v", rule)
+				}
+				for _, p := range list(rule, "ports") {
+					egressPorts = append(egressPorts, num(t, p, "port"))
+				}
+			}
+			expectEq(t, "NetworkPolicy egress ports (API server)", egressPorts, []float64{443, 6443})
+		}
+	}
 }
 
 type webhookWant struct {
@@ -747,7 +767,7 @@ func checkServingCert(t *testing.T, data map[string]string, cas []*x509.Certific
 func TestDefaultValues(t *testing.T) {
 	res := mustRender(t, Options{})
 	expectEq(t, "kinds", kinds(res), []string{
-		"ConfigMap", "Deployment", "MutatingWebhookConfiguration", "NetworkPolicy",
+		"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "MutatingWebhookConfiguration", "NetworkPolicy",
 		"PodDisruptionBudget", "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
 	})
 	checkMetadata(t, res, testRelease, testNamespace)
@@ -1156,9 +1176,16 @@ func TestNetworkPolicySources(t *testing.T) {
 	expectEq(t, "policyTypes", strs(np, "spec", "policyTypes"), []string{"Ingress"})
 	def := one(t, mustRender(t, Options{}), "NetworkPolicy")
 	expectEq(t, "default policyTypes", strs(def, "spec", "policyTypes"), []string{"Ingress", "Egress"})
-	if e, ok := get(def, "spec", "egress").([]interface{}); !ok || len(e) != 0 {
-		t.Errorf("default egress = %v, want []", get(def, "spec", "egress"))
+	// Default (cluster: auto): egress only to the API server's ports; with cluster: off, none.
+	if e, ok := get(def, "spec", "egress").([]interface{}); !ok || len(e) != 1 || len(list(e[0], "to")) != 0 {
+		t.Errorf("default egress = %v, want one rule for the API server", get(def, "spec", "egress"))
 	}
+	off := one(t, renderValues(t, "cluster: \"off\""), "NetworkPolicy")
+	if e, ok := get(off, "spec", "egress").([]interface{}); !ok || len(e) != 0 {
+		t.Errorf("egress with cluster off = %v, want []", get(off, "spec", "egress"))
+	}
+	to := one(t, renderValues(t, "networkPolicy: {apiServerTo: [{ipBlock: {cidr: 10.0.0.1/32}}]}"), "NetworkPolicy")
+	expectEq(t, "apiServerTo", str(to, "spec", "egress", 0, "to", 0, "ipBlock", "cidr"), "10.0.0.1/32")
 	if len(all(renderValues(t, "networkPolicy: {enabled: false}"), "NetworkPolicy")) != 0 {
 		t.Errorf("NetworkPolicy rendered although disabled")
 	}
@@ -1443,4 +1470,73 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Errorf("gpu-admission serve still running 20s after SIGTERM")
 	}
+}
+
+// checkClusterState: --cluster follows the `cluster` value; with cluster state on, the pod mounts
+// its token and a ClusterRole grants exactly get/list/watch on namespaces, resourceclaims and
+// resourceclaimtemplates, bound to the pod's ServiceAccount; with it off, no token and no RBAC.
+func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
+	t.Helper()
+	mode := argValue(t, c, "--cluster")
+	on := mode != "off"
+	expectEq(t, "pod automountServiceAccountToken", get(spec, "automountServiceAccountToken"), on)
+	roles, bindings := all(res, "ClusterRole"), all(res, "ClusterRoleBinding")
+	if !on {
+		if len(roles)+len(bindings)+len(all(res, "Role"))+len(all(res, "RoleBinding")) != 0 {
+			t.Errorf("--cluster off, but RBAC objects are rendered")
+		}
+		return
+	}
+	if len(roles) == 0 && len(bindings) == 0 {
+		return // rbac.create: false (the operator grants it)
+	}
+	if len(roles) != 1 || len(bindings) != 1 {
+		t.Fatalf("want one ClusterRole and one ClusterRoleBinding, got %d and %d", len(roles), len(bindings))
+	}
+	var got []string
+	for _, rule := range list(roles[0], "rules") {
+		verbs := strs(rule, "verbs")
+		sort.Strings(verbs)
+		for _, group := range strs(rule, "apiGroups") {
+			for _, resource := range strs(rule, "resources") {
+				got = append(got, group+"/"+resource+":"+strings.Join(verbs, ","))
+			}
+		}
+		if len(list(rule, "resourceNames")) > 0 || len(list(rule, "nonResourceURLs")) > 0 {
+			t.Errorf("unexpected rule fields in %v", rule)
+		}
+	}
+	sort.Strings(got)
+	expectEq(t, "ClusterRole rules", got, []string{
+		"/namespaces:get,list,watch",
+		"resource.k8s.io/resourceclaims:get,list,watch",
+		"resource.k8s.io/resourceclaimtemplates:get,list,watch",
+	})
+	b := bindings[0]
+	expectEq(t, "binding roleRef", str(b, "roleRef", "name"), str(roles[0], "metadata", "name"))
+	expectEq(t, "binding roleRef kind", str(b, "roleRef", "kind"), "ClusterRole")
+	subjects := list(b, "subjects")
+	if len(subjects) != 1 {
+		t.Fatalf("binding subjects = %v", subjects)
+	}
+	expectEq(t, "binding subject kind", str(subjects[0], "kind"), "ServiceAccount")
+	expectEq(t, "binding subject name", str(subjects[0], "name"), str(spec, "serviceAccountName"))
+	expectEq(t, "binding subject namespace", str(subjects[0], "namespace"), str(one(t, res, "Deployment"), "metadata", "namespace"))
+}
+
+func TestClusterStateValues(t *testing.T) {
+	res := mustRender(t, Options{})
+	expectEq(t, "default --cluster", argValue(t, container(t, res), "--cluster"), "auto")
+	off := renderValues(t, "cluster: \"off\"\n")
+	checkDeployment(t, off)
+	checkNetworkPolicy(t, off)
+	expectEq(t, "--cluster off", argValue(t, container(t, off), "--cluster"), "off")
+	required := renderValues(t, "cluster: required\n")
+	checkDeployment(t, required)
+	expectEq(t, "--cluster required", argValue(t, container(t, required), "--cluster"), "required")
+	noRBAC := renderValues(t, "rbac: {create: false}\n")
+	if len(all(noRBAC, "ClusterRole")) != 0 {
+		t.Errorf("rbac.create false still renders a ClusterRole")
+	}
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "cluster: sometimes\n")}}, "cluster")
 }

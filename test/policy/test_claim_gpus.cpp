@@ -184,7 +184,7 @@ TEST_CASE("slices of one subrequest", "[claim]") {
   CHECK(slices(sub("mig.nvidia.com", 28, {kPin}), seven) == 28);  // exactly 4 GPUs
   CHECK(slices(sub("mig.nvidia.com"), seven) == 7);               // unpinned: a whole GPU
   CHECK(slices(sub("mig.nvidia.com", 2, {"device.attributes['gpu.nvidia.com'].profile != 'x'"}), seven) == 14);
-  CHECK(slices(sub("mig.nvidia.com", 1, {"device.attributes['gpu.nvidia.com'].profile == '7g.80gb'"}), a30) == 4);
+  CHECK(slices(sub("mig.nvidia.com", 1, {"device.attributes['gpu.nvidia.com'].profile == '7g.80gb'"}), a30) == 7);  // never under-counted
   CHECK(slices(sub("mig.nvidia.com", 1, {"device.attributes['gpu.nvidia.com'].profile == 'odd'"}), seven) == 7);
   CHECK(slices(sub("mig.nvidia.com", 1, {"device.attributes['gpu.nvidia.com'].profile == '0g.1gb'"}), seven) == 7);
   CHECK(slices(sub("mig.nvidia.com", 1, {kPin, kPin3}), seven) == 3);  // different pins: the largest
@@ -233,7 +233,7 @@ TEST_CASE("the caller decides classes, slices per GPU and profile sizes", "[clai
   custom.slices_per_gpu = 0;  // nonsense: counts as 7
   CHECK(policy::count_subrequest(sub("big"), custom).slices == 7);
   custom.slices_per_gpu = 1;
-  CHECK(policy::count_subrequest(sub("small", 3, {kPin}), custom).slices == 3);  // at most one GPU each
+  CHECK(policy::count_subrequest(sub("small", 3, {kPin}), custom).slices == 6);  // its slices, even above one GPU
 }
 
 TEST_CASE("requests: firstAvailable counts its largest alternative", "[claim]") {

@@ -270,11 +270,15 @@ TEST_CASE("as received: whole GPUs in a mixed pool, which mig-resources converts
     pod["spec"]["affinity"] = required_terms(R"([{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["mixed"]}]}])");
     fixed_by_mutation(standard(), pod, RuleId::MigProfile, field, words);
   }
-  SECTION("the tenant's default pool: unpinned and unconverted as received") {
+  SECTION("the tenant's default pool: unpinned as received, so in no pool; converted by the chain") {
     Json mixy = pod_in("mixy", Json{{"nvidia.com/gpu", 2}});
-    fixed_by_mutation(standard(), mixy, RuleId::MigProfile, field, words);
     Both b = judge(standard(), mixy);
+    INFO(show(b));
     CHECK(denies_at(b.received.decision, RuleId::TenantPool, "spec.nodeSelector", "\"mixed\""));
+    // SPEC 3: a pod with no pool is checked only for two MIG types in one container.
+    CHECK_FALSE(has_finding(b.received.decision, RuleId::MigProfile));
+    CHECK(b.received.decision.pool == nullptr);
+    CHECK(b.chain.allowed());
     CHECK(b.chain.decision.gpu_slices == 2);
   }
   SECTION("in requests, init containers and sidecars: each one is reported") {
@@ -319,9 +323,14 @@ TEST_CASE("as received: a GPU pod in a single pool must select a MIG product", "
     pod["metadata"]["annotations"] = {{"gpu-admission.io/mig-profile", "1g.5gb"}};
     fixed_by_mutation(standard(), pod, RuleId::MigProfile, field, "would have selected \"A100-SXM4-40GB-MIG-1g.5gb\"");
   }
-  SECTION("the tenant's default single pool, named by nothing") {
+  SECTION("the tenant's default single pool, named by nothing: no pool as received, pinned and given a product by the chain") {
     Json singly = pod_in("singly");
-    fixed_by_mutation(standard(), singly, RuleId::MigProfile, field, "does not select a MIG product");
+    Both b = judge(standard(), singly);
+    INFO(show(b));
+    CHECK(has_finding(b.received.decision, RuleId::TenantPool));
+    CHECK_FALSE(has_finding(b.received.decision, RuleId::MigProfile));
+    CHECK(b.chain.allowed());
+    CHECK(b.chain.decision.pool != nullptr);
   }
   SECTION("a product the user chose among the pool's MIG products") {
     pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "A100-SXM4-40GB-MIG-1g.5gb";

@@ -3,6 +3,8 @@
 // or on SIGHUP (a bad new file is logged and counted, the old one stays), and drains on
 // SIGTERM/SIGINT: readyz fails at once, new connections are refused, requests in progress are
 // answered, and the process exits 0 within the grace period (a second signal cuts it short).
+// With cluster state on (--cluster, SPEC 10), namespace labels and DRA claims come from the API
+// server's list + watch, and readyz waits for the first complete list of each resource.
 #include <signal.h>
 
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,6 +21,7 @@
 #include "webhook/admission/admission.h"
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
+#include "webhook/cluster/cluster_state.h"
 #include "webhook/ops/file_watcher.h"
 #include "webhook/server/https_server.h"
 #include "webhook/ops/logger.h"
@@ -31,6 +35,7 @@ namespace {
 constexpr const char* kServeHelp = R"(Usage: gpu-admission serve [--policy FILE] [--tls-cert FILE --tls-key FILE]
                            [--listen 0.0.0.0:8443] [--metrics-listen 0.0.0.0:9090]
                            [--log-level info] [--max-body-bytes 8388608] [--grace-period 25]
+                           [--cluster auto|off|required] [--kubeconfig FILE]
 
 Serves POST /validate and /mutate (AdmissionReview admission.k8s.io/v1), GET /healthz and
 GET /readyz over TLS 1.2+, and GET /metrics (Prometheus text) over plain HTTP on the metrics
@@ -51,6 +56,11 @@ Options:
   --log-level LEVEL       debug, info, warn or error (default info)
   --max-body-bytes N      largest request body accepted (default 8388608; larger: 413)
   --grace-period SECONDS  how long in-flight requests may take on shutdown (default 25)
+  --cluster MODE          cluster state (namespace labels, DRA claims) from the API server:
+                          auto (default: on in a pod or with --kubeconfig), off, or required
+                          (start-up fails without a cluster configuration)
+  --kubeconfig FILE       reach the API server with this kubeconfig's current context instead
+                          of the in-cluster service account
   -h, --help              show this help
 
 Exit codes: 0 stopped by a signal, 1 could not serve (e.g. port in use), 2 bad flags,
@@ -68,6 +78,8 @@ struct ServeOptions {
   std::string key_path;
   LogLevel log_level = LogLevel::Info;
   HttpsServerOptions server;
+  cluster::ClusterMode cluster_mode = cluster::ClusterMode::Auto;
+  std::string kubeconfig_path;
 };
 
 std::optional<size_t> parse_size(const std::string& text) {
@@ -90,6 +102,8 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
                                               {"--log-level", "", true},
                                               {"--max-body-bytes", "", true},
                                               {"--grace-period", "", true},
+                                              {"--cluster", "", true},
+                                              {"--kubeconfig", "", true},
                                               {"--help", "-h", false}});
   if (parsed.error) return *parsed.error;
   if (parsed.has("--help")) {
@@ -130,7 +144,45 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
       return "--grace-period must be a number of seconds between 0 and 3600";
     options.server.grace_period = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
   }
+  if (parsed.has("--cluster")) {
+    const auto mode = cluster::parse_cluster_mode(parsed.get("--cluster"));
+    if (!mode) return "--cluster must be auto, off or required";
+    options.cluster_mode = *mode;
+  }
+  options.kubeconfig_path = parsed.get("--kubeconfig");
+  if (parsed.has("--kubeconfig") && options.kubeconfig_path.empty()) return "--kubeconfig needs a file name";
   return "";
+}
+
+// Cluster state per --cluster and --kubeconfig: nullptr when off (said in the log); exit_code 2
+// when it cannot be used (required without a configuration, an unusable kubeconfig).
+std::unique_ptr<cluster::ClusterState> start_cluster_state(const ServeOptions& options, Metrics& metrics,
+                                                           Logger& logger, int& exit_code) {
+  cluster::ClusterConfigChoice choice = cluster::choose_cluster_config(options.cluster_mode, options.kubeconfig_path);
+  if (!choice.error.empty()) {
+    std::fprintf(stderr, "gpu-admission serve: cluster state: %s\n", choice.error.c_str());
+    exit_code = 2;
+    return nullptr;
+  }
+  if (!choice.config) {
+    logger.warn("cluster state off (" + choice.reason + "): namespaceSelector tenants match no namespace, and a pod "
+                "that refers to a ResourceClaim or ResourceClaimTemplate is judged as a GPU pod whose claims cannot be "
+                "counted (gpu-cap refuses it where a cap applies)");
+    return nullptr;
+  }
+  const std::string source = choice.config->source;
+  const std::string server = choice.config->host + ":" + std::to_string(choice.config->port);
+  auto state = std::make_unique<cluster::ClusterState>(std::move(*choice.config), cluster::ClusterOptions{}, &metrics,
+                                                       &logger);
+  if (std::string error; !state->start(error)) {
+    std::fprintf(stderr, "gpu-admission serve: cluster state: %s\n", error.c_str());
+    exit_code = 2;
+    return nullptr;
+  }
+  logger.info("cluster state on: listing and watching namespaces, resourceclaims and resourceclaimtemplates; "
+              "readyz waits for the first complete lists",
+              {{"source", source}, {"server", server}});
+  return state;
 }
 
 const char* kSelfSignedSource = "self-signed localhost certificate (in memory)";
@@ -352,7 +404,16 @@ int run_serve(const Args& args) {
   if (!identity) return exit_code;
   metrics.set_certificate_expiry(static_cast<double>(identity->not_after()));
 
+  int cluster_exit_code = 0;
+  const std::unique_ptr<cluster::ClusterState> cluster_state =
+      start_cluster_state(options, metrics, logger, cluster_exit_code);
+  if (cluster_exit_code != 0) return cluster_exit_code;
   AdmissionService admission(policies, &metrics, &logger);
+  if (cluster_state) {
+    admission.set_claim_resolver(cluster_state.get());
+    admission.set_namespace_labels(cluster_state.get());
+    options.server.extra_readiness = [state = cluster_state.get()] { return state->not_ready_reason(); };
+  }
   HttpsServer server(options.server, admission, policies, &metrics, &logger);
   server.set_identity(identity);
   if (std::string error; !server.start(error)) {
@@ -362,9 +423,6 @@ int run_serve(const Args& args) {
   Reloader reloader(options, policies, server, metrics, logger);
   reloader_for_watcher = &reloader;
   log_serving(logger, options, server, initial_policy, *identity);
-  logger.warn("DRA claims are not resolved: serve has no cluster state yet, so a pod that refers to a "
-              "ResourceClaim or ResourceClaimTemplate is judged as a GPU pod whose claims cannot be counted "
-              "(gpu-cap refuses it where a cap applies)");
 
   TerminationRequest termination;
   SignalWatcher signals(
@@ -383,6 +441,7 @@ int run_serve(const Args& args) {
   watcher.start();
   const int signal = wait_for_termination(termination);
   shut_down(signal, options, server, logger);
+  if (cluster_state) cluster_state->stop();
   watcher.stop();
   signals.stop();
   return 0;

@@ -33,6 +33,11 @@ constexpr std::array<std::string_view, 11> kKinds = {
 constexpr std::array<std::string_view, 7> kDecisions = {"allowed", "denied", "warned", "patched",
                                                         "exempt",  "error",  "other"};
 constexpr std::array<std::string_view, 3> kExemptionKinds = {"namespace", "username", "other"};
+constexpr std::array<std::string_view, 4> kClusterResources = {"namespaces", "resourceclaims",
+                                                               "resourceclaimtemplates", "other"};
+constexpr std::array<std::string_view, 6> kRestartReasons = {"closed", "expired", "disconnected",
+                                                             "error",  "invalid", "other"};
+constexpr std::array<std::string_view, 5> kLookupResults = {"hit", "fetched", "absent", "error", "other"};
 constexpr size_t kMaxHttpErrorCodes = 64;  // distinct codes kept; more share code="other"
 
 // Index of `value` in `vocabulary`: "" maps to "unknown" when present, anything else unknown to
@@ -145,6 +150,33 @@ struct Metrics::Impl {
   LazySeries<prometheus::Counter, kRuleSeries> rule_series{rule_results};
   LazySeries<prometheus::Counter, policy::kMutationCount> mutation_series{mutations};
   LazySeries<prometheus::Counter, kExemptionKinds.size()> exemption_series{exemptions};
+
+  prometheus::Family<prometheus::Gauge>& cluster_objects =
+      prometheus::BuildGauge()
+          .Name("gpu_admission_cluster_objects")
+          .Help("Objects in the cluster state cache, by resource.")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& cluster_synced =
+      prometheus::BuildGauge()
+          .Name("gpu_admission_cluster_synced")
+          .Help("1 while the cache of a resource is in step with the API server (listed and watching), else 0.")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& cluster_restarts =
+      prometheus::BuildCounter()
+          .Name("gpu_admission_cluster_watch_restarts_total")
+          .Help("Watches of the API server restarted, by resource and reason.")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& cluster_lookups =
+      prometheus::BuildCounter()
+          .Name("gpu_admission_cluster_lookups_total")
+          .Help("Claim and template lookups by admission, by resource and result (hit, fetched, absent, error).")
+          .Register(*registry);
+  LazySeries<prometheus::Gauge, kClusterResources.size()> cluster_object_series{cluster_objects};
+  LazySeries<prometheus::Gauge, kClusterResources.size()> cluster_synced_series{cluster_synced};
+  LazySeries<prometheus::Counter, kClusterResources.size() * kRestartReasons.size()> cluster_restart_series{
+      cluster_restarts};
+  LazySeries<prometheus::Counter, kClusterResources.size() * kLookupResults.size()> cluster_lookup_series{
+      cluster_lookups};
 
   std::array<prometheus::Histogram*, kEndpoints.size()> duration_series{};
   prometheus::Counter* policy_reload_success = &policy_reloads.Add({{"result", "success"}});
@@ -294,6 +326,78 @@ void Metrics::count_http_error(int code) {
       }
     }
     counter->Increment();
+  } catch (...) {
+  }
+}
+
+void Metrics::precreate_cluster_series() {
+  for (size_t r = 0; r + 1 < kClusterResources.size(); ++r) {
+    set_cluster_objects(kClusterResources[r], 0);
+    set_cluster_synced(kClusterResources[r], false);
+    for (size_t reason = 0; reason + 1 < kRestartReasons.size(); ++reason) {
+      impl_->cluster_restart_series.get(r * kRestartReasons.size() + reason, impl_->registration, [&] {
+        return prometheus::Labels{{"resource", std::string(kClusterResources[r])},
+                                  {"reason", std::string(kRestartReasons[reason])}};
+      });
+    }
+    if (r == 0) continue;  // namespaces are not looked up one by one
+    for (size_t result = 0; result + 1 < kLookupResults.size(); ++result) {
+      impl_->cluster_lookup_series.get(r * kLookupResults.size() + result, impl_->registration, [&] {
+        return prometheus::Labels{{"resource", std::string(kClusterResources[r])},
+                                  {"result", std::string(kLookupResults[result])}};
+      });
+    }
+  }
+}
+
+void Metrics::set_cluster_objects(std::string_view resource, double count) {
+  try {
+    const size_t r = vocabulary_index(kClusterResources, resource);
+    impl_->cluster_object_series
+        .get(r, impl_->registration,
+             [&] { return prometheus::Labels{{"resource", std::string(kClusterResources[r])}}; })
+        .Set(count);
+  } catch (...) {
+  }
+}
+
+void Metrics::set_cluster_synced(std::string_view resource, bool synced) {
+  try {
+    const size_t r = vocabulary_index(kClusterResources, resource);
+    impl_->cluster_synced_series
+        .get(r, impl_->registration,
+             [&] { return prometheus::Labels{{"resource", std::string(kClusterResources[r])}}; })
+        .Set(synced ? 1 : 0);
+  } catch (...) {
+  }
+}
+
+void Metrics::count_cluster_watch_restart(std::string_view resource, std::string_view reason) {
+  try {
+    const size_t r = vocabulary_index(kClusterResources, resource);
+    const size_t why = vocabulary_index(kRestartReasons, reason);
+    impl_->cluster_restart_series
+        .get(r * kRestartReasons.size() + why, impl_->registration,
+             [&] {
+               return prometheus::Labels{{"resource", std::string(kClusterResources[r])},
+                                         {"reason", std::string(kRestartReasons[why])}};
+             })
+        .Increment();
+  } catch (...) {
+  }
+}
+
+void Metrics::count_cluster_lookup(std::string_view resource, std::string_view result) {
+  try {
+    const size_t r = vocabulary_index(kClusterResources, resource);
+    const size_t what = vocabulary_index(kLookupResults, result);
+    impl_->cluster_lookup_series
+        .get(r * kLookupResults.size() + what, impl_->registration,
+             [&] {
+               return prometheus::Labels{{"resource", std::string(kClusterResources[r])},
+                                         {"result", std::string(kLookupResults[what])}};
+             })
+        .Increment();
   } catch (...) {
   }
 }

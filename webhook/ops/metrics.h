@@ -48,6 +48,20 @@ class Metrics {
   // gpu_admission_http_errors_total{code}  (400, 413, 415, ...)
   void count_http_error(int code);
 
+  // Cluster state (SPEC 10). resource: namespaces|resourceclaims|resourceclaimtemplates.
+  // Creates every cluster series at 0 (called when cluster state is turned on).
+  void precreate_cluster_series();
+  // gpu_admission_cluster_objects{resource}: objects in the cache
+  void set_cluster_objects(std::string_view resource, double count);
+  // gpu_admission_cluster_synced{resource}: 1 while the cache is in step with the API server
+  void set_cluster_synced(std::string_view resource, bool synced);
+  // gpu_admission_cluster_watch_restarts_total{resource,reason}
+  // reason: closed (the server ended the watch), expired (410 Gone: a fresh list), disconnected,
+  // error, invalid (an undecodable or over-long event: a fresh list)
+  void count_cluster_watch_restart(std::string_view resource, std::string_view reason);
+  // gpu_admission_cluster_lookups_total{resource,result}  (result: hit|fetched|absent|error)
+  void count_cluster_lookup(std::string_view resource, std::string_view result);
+
   // The Prometheus text exposition of every family.
   std::string serialize() const;
 

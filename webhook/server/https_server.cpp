@@ -130,6 +130,7 @@ std::string HttpsServer::Impl::not_ready_reason() const {
   if (shutting_down.load()) return "shutting down";
   if (!policies.get()) return "no policy loaded";
   if (!identity.load()) return "no serving certificate loaded";
+  if (options.extra_readiness) return options.extra_readiness();
   return "";
 }
 

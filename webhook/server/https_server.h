@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,6 +109,9 @@ struct HttpsServerOptions {
   size_t max_worker_threads = 0;
   // SIGTERM: how long in-flight requests may take before connections are cut.
   std::chrono::milliseconds grace_period{25'000};
+  // What else readyz waits for (cluster state in `serve`): returns why it is not ready, "" when
+  // ready. Called on every /readyz; must be cheap and thread-safe. Empty: nothing else.
+  std::function<std::string()> extra_readiness;
 };
 
 class HttpsServer {
@@ -129,7 +133,8 @@ class HttpsServer {
   int port() const;          // the bound main port (after start)
   int metrics_port() const;  // the bound metrics port, 0 without a metrics listener
 
-  // readyz: a policy and a certificate are loaded and no shutdown has begun.
+  // readyz: a policy and a certificate are loaded, options.extra_readiness is satisfied and no
+  // shutdown has begun.
   bool ready() const;
 
   // SIGTERM handling. begin_shutdown(): readyz fails, the main listener closes (new connections

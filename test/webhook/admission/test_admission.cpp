@@ -157,9 +157,14 @@ TEST_CASE("/validate judges a pod as it arrives: what /mutate would fix is refus
   INFO(message);
   CHECK(message.find("[tenant-pool] GPU pod is not pinned") != std::string::npos);
   CHECK(message.find("/mutate would have pinned it to pool \"a100\"") != std::string::npos);
-  CHECK(message.find("[mig-profile] container \"main\" requests whole GPUs") != std::string::npos);
   CHECK(message.find("[tenant-label] lacks label gpu-admission.io/tenant") != std::string::npos);
   CHECK_FALSE(resp.contains("patch"));
+  // Pinned by hand but not converted: whole GPUs in the MIG pool.
+  json pinned = pod;
+  pinned["spec"]["nodeSelector"] = {{"pool", "a100"}};
+  std::string pinned_message = call(f, webhook::Endpoint::Validate, review(pinned))["response"]["status"]["message"];
+  CHECK(pinned_message.find("[mig-profile] container \"main\" requests whole GPUs") != std::string::npos);
+  CHECK(pinned_message.find("[tenant-pool]") == std::string::npos);
 
   json mutated = through_mutate(f, pod);
   CHECK(call(f, webhook::Endpoint::Validate, review(mutated))["response"]["allowed"] == true);

@@ -555,7 +555,7 @@ TEST_CASE("check: kind List, multi-document files, stdin and AdmissionReview", "
     CHECK(r["kind"] == "Pod");
     CHECK(r["name"] == "review-pod");
     CHECK(r["namespace"] == "research");
-    CHECK(rules_with(r, "deny") == std::set<std::string>{"tenant-pool", "mig-profile"});
+    CHECK(rules_with(r, "deny") == std::set<std::string>{"tenant-pool"});  // unpinned: no pool, so no MIG check
     CHECK(rules_with(r, "warn") == std::set<std::string>{"tenant-label"});  // warn in examples/policy.yaml
     CHECK(r["patch"].empty());
     json review = json::parse(slurp(kData + "/admission-review.json"));

@@ -43,6 +43,14 @@
 
 namespace server_test {
 
+// Latency bounds in tests prove that nothing waits for a blocked client (which would take
+// seconds); under the sanitizers everything runs several times slower, so the bounds stretch.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr double kSanitizerSlowdown = 5.0;
+#else
+inline constexpr double kSanitizerSlowdown = 1.0;
+#endif
+
 // A fresh directory under /tmp, removed with everything in it at the end of the scope.
 struct TempDir {
   TempDir() {

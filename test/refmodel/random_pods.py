@@ -1,0 +1,595 @@
+"""Seeded random pods and Deployments for the differential test (run.py), and the policies they
+are judged under. Everything is drawn from classes that matter to the rules: GPU quantities in
+many spellings, MIG resources of valid and invalid profiles, device env vars, envFrom prefixes,
+host paths from the SPEC's list in various spellings and their harmless neighbours, pool
+targeting through nodeSelector and node affinity, tolerations, tenant labels, privileged
+containers of every kind, host namespaces, and namespaces of each tenant, exempt and unmapped.
+"""
+
+import copy
+import random
+
+POOL_KEY = "gpu.example.com/pool"
+
+# The fixed policy: three tenants, four pools (SPEC section 1 shapes).
+MAIN_POLICY = {
+    "apiVersion": "gpu-admission.io/v1alpha1",
+    "kind": "GpuAdmissionPolicy",
+    "metadata": {"name": "refmodel-main"},
+    "spec": {
+        "exemptions": {"namespaces": ["kube-system", "gpu-operator", "infra-*"], "usernames": []},
+        "gpuResources": {"full": ["nvidia.com/gpu"], "migPrefix": "nvidia.com/mig-",
+                         "shared": ["nvidia.com/gpu.shared"]},
+        "deviceAnnotationPrefixes": ["cdi.k8s.io/"],
+        "defaults": {
+            "maxGpusPerPod": 2,
+            "unmappedGpuPods": "deny",
+            "gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+        },
+        "rules": {r: "deny" for r in ("privileged", "host-namespaces", "gpu-device-access", "gpu-cap",
+                                      "mps-adversarial", "gpu-tolerations", "tenant-pool",
+                                      "tenant-label", "mig-profile")},
+        "mutations": {"mig-resources": True, "tenant-labels": True, "pool-selector": True,
+                      "hide-gpus": True},
+        "pools": [
+            {"name": "a100-secure", "nodeSelector": {POOL_KEY: "a100-secure"},
+             "trust": "adversarial", "gpuModel": "A100-SXM4-80GB",
+             "mig": {"strategy": "mixed", "defaultProfile": "1g.10gb"}, "sharing": "none",
+             "taints": [{"key": POOL_KEY, "value": "a100-secure", "effect": "NoSchedule"}]},
+            {"name": "h100-shared", "nodeSelector": {POOL_KEY: "h100-shared"},
+             "trust": "cooperative", "gpuModel": "H100-SXM5-80GB", "sharing": "mps",
+             "taints": [{"key": POOL_KEY, "value": "h100-shared", "effect": "NoSchedule"}]},
+            {"name": "a100-inference", "nodeSelector": {POOL_KEY: "a100-inference"},
+             "trust": "cooperative", "gpuModel": "A100-SXM4-40GB",
+             "mig": {"strategy": "single", "defaultProfile": "3g.20gb"},
+             "taints": [{"key": "gpu.example.com/inference", "effect": "NoSchedule"}]},
+            {"name": "a30-lab",
+             "nodeSelector": {"gpu.example.com/accelerator": "a30", "gpu.example.com/zone": "lab"},
+             "trust": "adversarial", "gpuModel": "A30-24GB",
+             "mig": {"strategy": "mixed", "defaultProfile": "2g.12gb"}, "sharing": "none",
+             "taints": [{"key": "gpu.example.com/zone", "value": "lab",
+                         "effect": "PreferNoSchedule"}]},
+        ],
+        "tenants": [
+            {"name": "alpha", "namespaces": ["team-alpha", "alpha-*"],
+             "labels": {"cost-center": "cc-1042"}, "maxGpusPerPod": 4,
+             "pools": ["a100-secure", "a30-lab"], "defaultPool": "a100-secure"},
+            {"name": "beta", "namespaces": ["team-beta", "beta-*", "*-ml"],
+             "labels": {"cost-center": "cc-2001", "team": "beta"},
+             "pools": ["h100-shared", "a100-inference"], "defaultPool": "h100-shared"},
+            {"name": "gamma", "namespaces": ["gamma"], "maxGpusPerPod": 1, "pools": []},
+        ],
+    },
+}
+
+
+def relaxed_policy():
+    """Mutations partly off, some rules warn/audit/off, unmapped GPU pods allowed, no default cap,
+    an adversarial MPS pool, a tenant with pools but no defaultPool, extra host paths and
+    annotation prefixes."""
+    p = copy.deepcopy(MAIN_POLICY)
+    s = p["spec"]
+    p["metadata"]["name"] = "refmodel-relaxed"
+    s["defaults"] = {
+        "unmappedGpuPods": "allow",
+        "gpuTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+                      {"key": "gpu.example.com/dedicated", "value": "ml", "effect": "NoExecute"}],
+    }
+    s["rules"].update({"privileged": "off", "host-namespaces": "warn", "tenant-label": "audit"})
+    s["mutations"] = {"mig-resources": False, "tenant-labels": False, "pool-selector": True,
+                      "hide-gpus": False}
+    s["gpuHostPaths"] = ["/opt/gpu-tools", "/home/kubernetes/bin/nvidia"]
+    s["deviceAnnotationPrefixes"] = ["cdi.k8s.io/", "devices.example.com/"]
+    a30 = s["pools"][3]
+    a30.pop("mig")
+    a30["sharing"] = "mps"
+    del s["tenants"][1]["defaultPool"]
+    return p
+
+
+def noselector_policy():
+    """pool-selector off (unpinned GPU pods stay unpinned), hide-gpus off, gpu-cap on warn."""
+    p = copy.deepcopy(MAIN_POLICY)
+    p["metadata"]["name"] = "refmodel-noselector"
+    p["spec"]["mutations"]["pool-selector"] = False
+    p["spec"]["rules"]["gpu-cap"] = "warn"
+    return p
+
+
+POLICIES = {"main": MAIN_POLICY, "relaxed": relaxed_policy(), "noselector": noselector_policy()}
+
+NAMESPACES = ["team-alpha", "alpha-dev", "alpha-ml", "team-beta", "beta-x", "research-ml", "gamma",
+              "kube-system", "gpu-operator", "infra-ml", "default", "research", "gamma-2"]
+NAMESPACE_WEIGHTS = [14, 6, 3, 12, 5, 4, 6, 2, 1, 1, 5, 3, 1]
+
+GPU_QUANTITIES = ["1", 1, "2", 2, "3", 4, "0", 0, "500m", "999900u", "1e3", "1k", "1.5", "8",
+                  "2000m", "0.5", 1.5, "3e0", "0m", "1e100", "8Ei", "2Ki", "1000000000n", "5",
+                  "1.0", "+2", "0.1e1", "5e-1", "1E3", 2.0, "1000m", "0.0", "4", "1001m", "1n", "1u",
+                  "0.000000001"]
+GPU_QUANTITY_WEIGHTS = [20, 14, 8, 6, 3, 3, 5, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                        1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1]
+MIG_PROFILES = ["1g.10gb", "1g.10gb.me", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "1g.20gb",
+                "1g.5gb", "3g.20gb", "2g.10gb", "7g.40gb", "1g.6gb", "2g.12gb", "4g.24gb",
+                "2g.12gb.me", "5g.50gb", "1g.12gb", "big", "8g.96gb"]
+MIG_COUNTS = ["1", 1, "2", 3, "0", 7, 28, 29, "14", "500m", 10, 16, 17, "2.0", "1500m"]
+HOST_PATHS = [
+    # the SPEC list, in various spellings
+    "/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-caps/nvidia-cap1",
+    "/dev/../dev//nvidia0", "/dev/dri", "/dev/dri/card0", "/dev/vfio/", "/dev/char",
+    "/var/run/nvidia-container-devices", "/run/nvidia-container-devices/x", "/run/nvidia",
+    "/run/nvidia-persistenced/socket", "/var/run/nvidia/driver", "/var/lib/kubelet/device-plugins",
+    "/var/lib/kubelet/device-plugins/kubelet.sock", "/var/lib/kubelet/plugins/gpu.nvidia.com",
+    "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/pod-resources/", "/etc/cdi",
+    "/etc/cdi/nvidia.yaml", "/var/run/cdi", "/run/cdi", "/etc/nvidia-container-runtime/config.toml",
+    "/etc/nvidia-container-toolkit", "/usr/local/nvidia/lib64", "/proc", "/proc/1/root",
+    "/", "/dev", "/run", "/var", "/var/lib", "/var/lib/kubelet", "/etc", "/usr", "/usr/local",
+    "/var/run", "/var/run/", "//", "/./dev", "/var/run/../etc/cdi", "/var/lib/../run/nvidia",
+    "/usr/local/./nvidia", "dev/nvidia0", "/sys/bus/pci", "/sys", "/run/containerd/containerd.sock",
+    "/var/run/docker.sock", "/dev/fd", "/tmp/../dev/dri", "/etc/./cdi/../cdi",
+    # MPS pipe directories
+    "/tmp/nvidia-mps", "/tmp/nvidia-mps/pipe", "/run/nvidia/mps", "/var/run/nvidia/mps/", "/tmp",
+    # policy extras (relaxed policy)
+    "/opt/gpu-tools", "/opt/gpu-tools/bin", "/home/kubernetes/bin/nvidia", "/home/kubernetes",
+    # '..' and '.' tricks, resolved lexically (/var/run folded to /run as the walk meets it)
+    "/var/run/..", "/var/lib/kubelet/..", "/dev/nvidia0/../../etc", "/run/nvidia-foo", "/dev/nvidiafoo",
+    "/var/run/nvidia/mps/../../containerd", "/tmp/nvidia-mps/..", "/proc/..", "/etc/cdi/..",
+    "/dev/dri/../shm", "/sys/../dev/shm", "/var/./run/./cdi/", "/usr/local/nvidia-foo", "/var/tmp/nvidia-mps",
+    "/var/lib/kubelet/plugins/../pods", "/home/kubernetes/bin/../bin/nvidia/x", "/opt/gpu-tools/../data",
+    "/run/../var/log", "///dev///char///x",
+    # harmless neighbours
+    "/dev/shm", "/etc/ssl/certs", "/usr/local/cuda", "/var/log", "/data", "/home/user", "/opt/nvidia",
+    "/dev/nvme0n1", "/dev/dri2", "/etc/cdi-backup", "/var/lib/kubelet/pods", "/procfoo", "/system",
+    "/run/user/1000", "/var/lib/docker-data", "/usr/lib/x86_64-linux-gnu", "/var/runx",
+    "/opt/gpu-toolsx", "/tmp/nvidia-mpsx", "/var/lib/kubelet/plugins_registryx",
+]
+DEVICE_ENV = ["NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+              "NVIDIA_IMEX_CHANNELS"]
+HARMLESS_ENV = ["PATH", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE",
+                "NVIDIA_VISIBLE_DEVICES_X", "nvidia_visible_devices", "CUDA_MPS", "CUDA_MPSX",
+                "MY_CUDA_MPS_PIPE"]
+ENVFROM_PREFIXES = [None, "", "APP_", "N", "NV", "NVIDIA_", "NVIDIA_VISIBLE_", "NVIDIA_VISIBLE_DEVICES",
+                    "NVIDIA_IMEX_CHANNEL", "NVIDIA_MIG_", "NVIDIA_IMEX_CHANNELS", "C", "CUDA_",
+                    "CUDA_MPS", "CUDA_MPS_", "CUDA_MPS_PIPE_", "CUDA_X", "nvidia_"]
+
+
+def _w(rng, items, weights=None):
+    return rng.choices(items, weights=weights, k=1)[0]
+
+
+class Gen:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.n = 0
+
+    # --- resources -----------------------------------------------------------------------------
+    def gpu_resources(self):
+        r = self.rng
+        out = {}
+        roll = r.random()
+        if roll < 0.45:
+            return None
+        if roll < 0.80:
+            out["nvidia.com/gpu"] = _w(r, GPU_QUANTITIES, GPU_QUANTITY_WEIGHTS)
+        elif roll < 0.88:
+            out["nvidia.com/gpu.shared"] = _w(r, GPU_QUANTITIES, GPU_QUANTITY_WEIGHTS)
+        else:
+            out["nvidia.com/mig-" + _w(r, MIG_PROFILES)] = _w(r, MIG_COUNTS)
+        if r.random() < 0.15:
+            # a second MIG type, or a MIG entry beside the whole GPU (mig-resources adds to it)
+            out["nvidia.com/mig-" + _w(r, MIG_PROFILES[:8])] = _w(r, ["1", 2, "0", 0, "3"])
+        if r.random() < 0.05:
+            out["nvidia.com/gpu.shared"] = _w(r, ["1", "0", 2])
+        if r.random() < 0.04:
+            out[_w(r, ["amd.com/gpu", "nvidia.com/gpu-memory", "example.com/fpga", "nvidia.com/gpus"])] = 1
+        return out
+
+    def resources(self):
+        r = self.rng
+        gpu = self.gpu_resources()
+        res = {}
+        if r.random() < 0.4:
+            res["requests"] = {"cpu": "100m", "memory": "1Gi"}
+            res["limits"] = {"memory": "1Gi"}
+        if gpu is None:
+            return res or None
+        shape = r.random()
+        if shape < 0.75:
+            res.setdefault("limits", {}).update(gpu)
+        elif shape < 0.90:
+            res.setdefault("limits", {}).update(gpu)
+            res.setdefault("requests", {}).update(copy.deepcopy(gpu))
+        elif shape < 0.92:
+            # requests and limits that differ (the API server refuses it; check counts the larger)
+            res.setdefault("limits", {}).update(gpu)
+            res.setdefault("requests", {}).update({k: _w(r, ["1", "2", "0", 3]) for k in gpu})
+        else:
+            res.setdefault("requests", {}).update(gpu)   # requests only (counts the same)
+        return res
+
+    # --- env ---------------------------------------------------------------------------------
+    def env(self, gpu_container):
+        r = self.rng
+        out = []
+        if r.random() < 0.3:
+            out.append({"name": "PATH", "value": "/usr/bin"})
+        roll = r.random()
+        if roll < 0.12:
+            out.append({"name": "NVIDIA_VISIBLE_DEVICES",
+                        "value": _w(r, ["void", "void", "all", "none", "VOID", "0", "void,0", ""])})
+        elif roll < 0.15:
+            out.append({"name": "NVIDIA_VISIBLE_DEVICES",
+                        "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "devices"}}})
+        elif roll < 0.20:
+            out.append({"name": _w(r, DEVICE_ENV[1:]), "value": _w(r, ["all", "0", "void"])})
+        elif roll < 0.28:
+            out.append({"name": _w(r, HARMLESS_ENV), "value": "x"})
+        elif roll < 0.32:
+            out.append({"name": _w(r, ["CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                                       "CUDA_MPS_"]), "value": "/tmp/nvidia-mps"})
+        if r.random() < 0.03:
+            # a duplicate after void
+            out.append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"})
+            out.append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"})
+        return out or None
+
+    def env_from(self):
+        r = self.rng
+        if r.random() < 0.85:
+            return None
+        out = []
+        for _ in range(r.randint(1, 2)):
+            e = {_w(r, ["configMapRef", "secretRef"]): {"name": "src"}}
+            p = _w(r, ENVFROM_PREFIXES)
+            if p is not None:
+                e["prefix"] = p
+            out.append(e)
+        return out
+
+    def container(self, name, kind):
+        r = self.rng
+        c = {"name": name, "image": "nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04"}
+        if kind != "ephemeralContainers":
+            res = self.resources()
+            if res:
+                c["resources"] = res
+        if kind == "initContainers" and r.random() < 0.4:
+            c["restartPolicy"] = "Always"
+        env = self.env(False)
+        if env:
+            c["env"] = env
+        ef = self.env_from()
+        if ef:
+            c["envFrom"] = ef
+        roll = r.random()
+        if roll < 0.04:
+            c["securityContext"] = {"privileged": True}
+        elif roll < 0.08:
+            c["securityContext"] = {"privileged": False, "runAsNonRoot": True}
+        return c
+
+    # --- pool targeting ------------------------------------------------------------------------
+    def pool_values(self):
+        return ["a100-secure", "h100-shared", "a100-inference", "bogus"]
+
+    def a30_sel(self):
+        return {"gpu.example.com/accelerator": "a30", "gpu.example.com/zone": "lab"}
+
+    def term(self, value):
+        r = self.rng
+        if value == "a30":
+            exprs = [{"key": "gpu.example.com/accelerator", "operator": "In", "values": ["a30"]},
+                     {"key": "gpu.example.com/zone", "operator": "In", "values": ["lab"]}]
+            if r.random() < 0.2:
+                exprs = exprs[:1]          # only one of the pool's two keys
+        elif value is None:
+            exprs = [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]
+        else:
+            exprs = [{"key": POOL_KEY, "operator": "In", "values": [value]}]
+        if r.random() < 0.2:
+            exprs.append({"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]})
+        return {"matchExpressions": exprs}
+
+    def targeting(self, spec):
+        r = self.rng
+        values = self.pool_values() + ["a30"]
+        roll = r.random()
+        ns = {}
+        terms = None
+        if roll < 0.33:
+            pass
+        elif roll < 0.63:
+            v = _w(r, values, [5, 5, 4, 1, 3])
+            ns.update(self.a30_sel() if v == "a30" else {POOL_KEY: v})
+            if v == "a30" and r.random() < 0.15:
+                ns.pop("gpu.example.com/zone")
+        elif roll < 0.73:
+            terms = [self.term(_w(r, values))]
+        elif roll < 0.78:
+            v = _w(r, values)
+            terms = [self.term(v), self.term(v)]
+        elif roll < 0.82:
+            terms = [self.term(_w(r, values)), self.term(_w(r, values))]
+        elif roll < 0.85:
+            terms = [self.term(_w(r, values)), self.term(None)]      # one term escapes the pool
+        elif roll < 0.90:
+            v = _w(r, values)
+            ns.update(self.a30_sel() if v == "a30" else {POOL_KEY: v})
+            terms = [self.term(_w(r, values + [None]))]
+        elif roll < 0.93:
+            terms = [{"matchExpressions": [{"key": POOL_KEY, "operator": "In",
+                                            "values": r.sample(self.pool_values(), 2)}]}]
+        elif roll < 0.96:
+            ns.update({POOL_KEY: _w(r, self.pool_values()[:3])})
+            ns.update(self.a30_sel())                               # two pools in the selector
+        else:
+            spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "preference": self.term(_w(r, values))}]}}
+        if r.random() < 0.05:
+            ns["nvidia.com/gpu.sharing-strategy"] = _w(r, ["mps", "time-slicing"])
+        if r.random() < 0.06:
+            ns["nvidia.com/gpu.product"] = _w(r, ["A100-SXM4-40GB-MIG-3g.20gb", "A100-SXM4-40GB-MIG-1g.5gb",
+                                                  "A100-SXM4-40GB-MIG-1g.5gb.me", "A100-SXM4-40GB",
+                                                  "A100-SXM4-40GB-MIG-1g.10gb.me",
+                                                  "A100-SXM4-80GB-MIG-1g.10gb"])
+        if r.random() < 0.05:
+            ns["kubernetes.io/arch"] = "amd64"
+        if ns:
+            spec["nodeSelector"] = ns
+        if terms is not None:
+            if r.random() < 0.03:
+                terms[0]["matchExpressions"].append(
+                    {"key": "nvidia.com/gpu.sharing-strategy", "operator": "In", "values": ["mps"]})
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": terms}}}
+
+    # --- tolerations ---------------------------------------------------------------------------
+    ALL_TAINTS = [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+        {"key": "gpu.example.com/dedicated", "value": "ml", "effect": "NoExecute"},
+        {"key": POOL_KEY, "value": "a100-secure", "effect": "NoSchedule"},
+        {"key": POOL_KEY, "value": "h100-shared", "effect": "NoSchedule"},
+        {"key": "gpu.example.com/inference", "effect": "NoSchedule"},
+        {"key": "gpu.example.com/zone", "value": "lab", "effect": "PreferNoSchedule"},
+    ]
+
+    def toleration_for(self, taint):
+        r = self.rng
+        roll = r.random()
+        t = {"key": taint["key"]}
+        if roll < 0.45:
+            t["operator"] = "Equal"
+            t["value"] = taint.get("value", "")
+            if not t["value"] and r.random() < 0.5:
+                del t["value"]
+            t["effect"] = taint["effect"]
+        elif roll < 0.6:
+            t["operator"] = "Exists"
+            if r.random() < 0.5:
+                t["effect"] = taint["effect"]
+        elif roll < 0.68:
+            if taint.get("value"):
+                t["value"] = taint["value"]      # operator left out: Equal
+        elif roll < 0.76:
+            t["operator"] = "Equal"
+            t["value"] = "wrong"
+        elif roll < 0.84:
+            t["operator"] = "Exists"
+            t["effect"] = _w(r, ["NoExecute", "NoSchedule", "PreferNoSchedule"])
+        elif roll < 0.90:
+            t = {"operator": "Exists"}           # tolerates everything
+            if r.random() < 0.3:
+                t["effect"] = taint["effect"]
+        elif roll < 0.95:
+            t = {"operator": "Equal", "value": taint.get("value", "")}   # empty key with Equal
+        else:
+            t["key"] = taint["key"].upper()
+            t["operator"] = "Exists"
+        if r.random() < 0.05:
+            t["tolerationSeconds"] = 30
+        return t
+
+    def tolerations(self):
+        r = self.rng
+        if r.random() < 0.25:
+            return None
+        picked = [t for t in self.ALL_TAINTS if r.random() < 0.55]
+        out = [self.toleration_for(t) for t in picked]
+        if r.random() < 0.2:
+            out.append({"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                        "effect": "NoExecute", "tolerationSeconds": 300})
+        r.shuffle(out)
+        return out or None
+
+    # --- metadata ------------------------------------------------------------------------------
+    def labels(self):
+        r = self.rng
+        out = {"app": "train"}
+        roll = r.random()
+        if roll < 0.15:
+            out["gpu-admission.io/tenant"] = _w(r, ["alpha", "beta", "gamma"])
+        if r.random() < 0.15:
+            out["cost-center"] = _w(r, ["cc-1042", "cc-2001", "cc-9999", ""])
+        if r.random() < 0.05:
+            out["team"] = _w(r, ["beta", "alpha"])
+        return out
+
+    def annotations(self):
+        r = self.rng
+        out = {}
+        roll = r.random()
+        if roll < 0.05:
+            out[_w(r, ["cdi.k8s.io/gpu", "cdi.k8s.io/x", "devices.example.com/gpu"])] = "nvidia.com/gpu=all"
+        elif roll < 0.08:
+            out[_w(r, ["CDI.k8s.io/gpu", "cdi.k8s.io", "example.com/cdi.k8s.io/x"])] = "x"
+        if r.random() < 0.12:
+            out["gpu-admission.io/mig-profile"] = _w(
+                r, ["2g.20gb", "3g.40gb", "1g.10gb+me", "1g.10gb.me", "1g.5gb", "3g.20gb", "1g.6gb",
+                    "2g.12gb+me", "9g.90gb", "4g.24gb", "7g.40gb"])
+        if r.random() < 0.2:
+            out["example.com/owner"] = "ml-team"
+        return out or None
+
+    # --- pods ----------------------------------------------------------------------------------
+    def pod_spec(self, allow_ephemeral):
+        r = self.rng
+        spec = {}
+        n_init = _w(r, [0, 1, 2], [6, 3, 1])
+        if n_init:
+            spec["initContainers"] = [self.container(f"init{i}", "initContainers")
+                                      for i in range(n_init)]
+        spec["containers"] = [self.container("main" if i == 0 else f"side{i}", "containers")
+                              for i in range(_w(r, [1, 2, 3], [6, 3, 1]))]
+        if allow_ephemeral and r.random() < 0.06:
+            spec["ephemeralContainers"] = [self.container("debugger", "ephemeralContainers")]
+        for f in ("hostPID", "hostIPC", "hostNetwork"):
+            if r.random() < 0.03:
+                spec[f] = True
+            elif r.random() < 0.02:
+                spec[f] = False
+        if r.random() < 0.2:
+            vols = [{"name": "scratch", "emptyDir": {}}]
+            for i in range(_w(r, [1, 2], [4, 1])):
+                hp = {"path": _w(r, HOST_PATHS)}
+                if r.random() < 0.2:
+                    hp["type"] = _w(r, ["Directory", "CharDevice", "DirectoryOrCreate", ""])
+                vols.append({"name": f"host{i}", "hostPath": hp})
+            spec["volumes"] = vols
+        self.targeting(spec)
+        tol = self.tolerations()
+        if tol:
+            spec["tolerations"] = tol
+        return spec
+
+    def next(self):
+        """One object: a Pod (80%) or a workload (Deployment, StatefulSet, DaemonSet, Job, CronJob),
+        with metadata.namespace set."""
+        r = self.rng
+        self.n += 1
+        ns = _w(r, NAMESPACES, NAMESPACE_WEIGHTS)
+        name = f"obj-{self.n}"
+        labels = self.labels()
+        annotations = self.annotations()
+        if r.random() < 0.8:
+            meta = {"name": name, "namespace": ns, "labels": labels}
+            if annotations:
+                meta["annotations"] = annotations
+            return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": self.pod_spec(True)}
+        tmeta = {"labels": labels}
+        if annotations:
+            tmeta["annotations"] = annotations
+        template = {"metadata": tmeta, "spec": self.pod_spec(False)}
+        kind = _w(r, ["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"], [6, 1, 1, 1, 1])
+        meta = {"name": name, "namespace": ns}
+        if kind == "Job":
+            template["spec"]["restartPolicy"] = "Never"
+            return {"apiVersion": "batch/v1", "kind": kind, "metadata": meta,
+                    "spec": {"backoffLimit": 2, "template": template}}
+        if kind == "CronJob":
+            template["spec"]["restartPolicy"] = "OnFailure"
+            return {"apiVersion": "batch/v1", "kind": kind, "metadata": meta,
+                    "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": template}}}}
+        spec = {"selector": {"matchLabels": {"app": "train"}}, "template": template}
+        if kind != "DaemonSet":
+            spec["replicas"] = r.randint(1, 8)
+        return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
+
+
+def directed_cases():
+    """Hand-written objects for the spec's sentences that random draws may hit rarely. Each is
+    judged like the random ones (by the model, not by a hard-coded answer)."""
+    tol_all = [{"operator": "Exists"}]
+    a100 = {POOL_KEY: "a100-secure"}
+    a30 = {"gpu.example.com/accelerator": "a30", "gpu.example.com/zone": "lab"}
+    alpha_labels = {"gpu-admission.io/tenant": "alpha", "cost-center": "cc-1042"}
+
+    def c(name="main", limits=None, **kw):
+        out = {"name": name, "image": "cuda"}
+        if limits is not None:
+            out["resources"] = {"limits": limits}
+        out.update(kw)
+        return out
+
+    def pod(name, ns, containers, labels=None, annotations=None, **spec):
+        meta = {"name": name, "namespace": ns, "labels": dict(labels or {})}
+        if annotations:
+            meta["annotations"] = annotations
+        spec = dict(spec)
+        spec["containers"] = containers
+        spec.setdefault("tolerations", tol_all)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    sidecar = c("sidecar", {"nvidia.com/gpu.shared": 1}, restartPolicy="Always")
+    init4 = c("init", {"nvidia.com/gpu.shared": 4})
+    app1 = c("main", {"nvidia.com/gpu.shared": 1})
+    return [
+        # exactness: 28 x 1g.10gb on a 7-slice model is exactly 4 GPUs; A30 has 4 slices
+        pod("d-28-slices", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 28})], alpha_labels, nodeSelector=a100),
+        pod("d-29-slices", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 29})], alpha_labels, nodeSelector=a100),
+        pod("d-a30-16", "team-alpha", [c(limits={"nvidia.com/mig-1g.6gb": "16"})], alpha_labels, nodeSelector=a30),
+        pod("d-a30-17", "team-alpha", [c(limits={"nvidia.com/mig-1g.6gb": "17"})], alpha_labels, nodeSelector=a30),
+        # init / sidecar formula: a sidecar before an init container adds to it, after it does not
+        pod("d-init-after-sidecar", "team-alpha", [app1], alpha_labels, nodeSelector=a100, initContainers=[sidecar, init4]),
+        pod("d-init-before-sidecar", "team-alpha", [app1], alpha_labels, nodeSelector=a100, initContainers=[init4, sidecar]),
+        # quantities: fractions are gpu-cap findings and count as their ceiling
+        pod("d-999900u", "team-alpha", [c(limits={"nvidia.com/gpu": "999900u"})], alpha_labels, nodeSelector=a100),
+        pod("d-1k", "team-alpha", [c(limits={"nvidia.com/gpu": "1k"})], alpha_labels, nodeSelector=a100),
+        pod("d-zero", "team-alpha", [c(limits={"nvidia.com/gpu": "0"})], alpha_labels),
+        # mig-resources: adding to an existing entry, the annotation's profile, an invalid annotation
+        pod("d-add-to-mig", "team-alpha", [c(limits={"nvidia.com/gpu": 2, "nvidia.com/mig-1g.10gb": "1"})], alpha_labels, nodeSelector=a100),
+        pod("d-add-to-zero-mig", "team-alpha", [c(limits={"nvidia.com/gpu": 2, "nvidia.com/mig-1g.10gb": 0})], alpha_labels, nodeSelector=a100),
+        pod("d-annotation-profile", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels,
+            {"gpu-admission.io/mig-profile": "2g.20gb"}, nodeSelector=a100),
+        pod("d-annotation-me", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels,
+            {"gpu-admission.io/mig-profile": "1g.10gb+me"}, nodeSelector=a100),
+        pod("d-annotation-invalid", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels,
+            {"gpu-admission.io/mig-profile": "9g.90gb"}, nodeSelector=a100),
+        pod("d-two-mig-one-zero", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1, "nvidia.com/mig-2g.20gb": 0})],
+            alpha_labels, nodeSelector=a100),
+        pod("d-two-mig", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1, "nvidia.com/mig-2g.20gb": 1})],
+            alpha_labels, nodeSelector=a100),
+        # single strategy: the product selector is added, never overwritten
+        pod("d-single", "team-beta", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "a100-inference"}),
+        pod("d-single-wrong-product", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            nodeSelector={POOL_KEY: "a100-inference", "nvidia.com/gpu.product": "A100-SXM4-40GB"}),
+        pod("d-single-me-product", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            nodeSelector={POOL_KEY: "a100-inference", "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb.me"}),
+        # device env and host paths
+        pod("d-void-cpu", "team-alpha", [c(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}])], alpha_labels),
+        pod("d-void-gpu", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1},
+                                           env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}])],
+            alpha_labels, nodeSelector=a100),
+        pod("d-var-run-dotdot", "team-alpha", [c()], alpha_labels,
+            volumes=[{"name": "h", "hostPath": {"path": "/var/run/../etc/cdi"}}]),
+        pod("d-usr-local-cuda", "team-alpha", [c()], alpha_labels,
+            volumes=[{"name": "h", "hostPath": {"path": "/usr/local/cuda"}}]),
+        # pools and tenants
+        pod("d-unpinned-gpu", "team-alpha", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-unmapped-gpu", "default", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-unmapped-gpu-pool", "default", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-foreign-pool", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-cpu-in-foreign-pool", "team-alpha", [c()], nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-exempt-privileged", "kube-system", [c(securityContext={"privileged": True})], hostPID=True),
+        pod("d-glob-first-tenant", "alpha-ml", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-gamma-no-pools", "gamma", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-no-tolerations", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels, tolerations=[]),
+        pod("d-key-only-taint", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            tolerations=[{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+                         {"key": POOL_KEY, "operator": "Exists"},
+                         {"key": "gpu.example.com/dedicated", "operator": "Exists"},
+                         {"key": "gpu.example.com/inference", "operator": "Equal", "effect": "NoSchedule"}],
+            nodeSelector={POOL_KEY: "a100-inference"}),
+        pod("d-mps-adversarial", "team-alpha", [c(limits={"nvidia.com/gpu": 1},
+                                                  env=[{"name": "CUDA_MPS_PIPE_DIRECTORY", "value": "/tmp/x"}])],
+            alpha_labels, nodeSelector=a100),
+        pod("d-wrong-tenant-label", "team-alpha", [c()], {"gpu-admission.io/tenant": "beta"}),
+        pod("d-privileged-ephemeral", "team-alpha", [c()], alpha_labels,
+            ephemeralContainers=[c("debug", securityContext={"privileged": True})]),
+    ]
+
+
+def generate(n, seed=20240601):
+    """The directed cases, then seeded random objects: n in all."""
+    g = Gen(seed)
+    directed = directed_cases()[:n]
+    return directed + [g.next() for _ in range(n - len(directed))]

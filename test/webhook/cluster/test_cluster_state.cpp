@@ -1,0 +1,214 @@
+// ClusterState against the fake API server: paged initial lists, watches (relabelled
+// namespaces, created and deleted claims), the GET fallback for a template created just before
+// its pod, 410 Gone and relists, cut watches, slow responses, token rotation, and the API server
+// going away (serving continues on the last known state) and coming back.
+#include <catch2/catch.hpp>
+
+#include "cluster_test_support.h"
+#include "webhook/ops/logger.h"
+#include "webhook/ops/metrics.h"
+
+using namespace cluster_test;
+using gpu_admission::policy::ClaimKind;
+using gpu_admission::webhook::Logger;
+using gpu_admission::webhook::LogLevel;
+using gpu_admission::webhook::Metrics;
+
+namespace {
+
+bool has_metric(const Metrics& metrics, const std::string& line) {
+  return metrics.serialize().find(line) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("cluster state: paged initial list, watch updates, GET fallback, deletion", "[cluster]") {
+  FakeApiServer server;
+  for (int i = 0; i < 250; ++i) server.put("namespaces", namespace_object("ns-" + std::to_string(i), {{"n", std::to_string(i)}}));
+  server.put("namespaces", namespace_object("team-a", {{"tenant", "a"}}));
+  server.put("resourceclaimtemplates", claim_object(true, "team-a", "two-gpus", 2));
+  server.put("resourceclaims", claim_object(false, "team-a", "shared", 3));
+  REQUIRE(server.start());
+
+  Metrics metrics;
+  Logger logger(LogLevel::Error);
+  cl::ClusterState state(config_for(server), fast_options(), &metrics, &logger);
+  std::string error;
+  REQUIRE(state.start(error));
+  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  state.publish_now();
+  CHECK(state.claims_version() == "v1");  // the newest of v1beta1, v1, v1beta2
+  CHECK(server.counters.list_pages >= 3 + 2);  // 251 namespaces in pages of 100
+  CHECK(state.counts().namespaces == 251);
+  CHECK(label_value(state.labels_of("team-a"), "tenant") == "a");
+  CHECK(label_value(state.labels_of("ns-249"), "n") == "249");
+  CHECK(state.labels_of("nowhere") == nullptr);
+  CHECK(first_count(state.find(ClaimKind::Template, "team-a", "two-gpus")) == 2);
+  CHECK(first_count(state.find(ClaimKind::Claim, "team-a", "shared")) == 3);
+  CHECK(state.find(ClaimKind::Template, "team-a", "two-gpus")->api_version == "resource.k8s.io/v1");
+  CHECK(server.counters.gets == 0);
+
+  // A namespace relabelled, a claim created: the watch delivers both.
+  server.put("namespaces", namespace_object("team-a", {{"tenant", "b"}}));
+  server.put("resourceclaims", claim_object(false, "team-a", "new", 1));
+  CHECK(eventually([&] { return label_value(state.labels_of("team-a"), "tenant") == "b"; }));
+  CHECK(eventually([&] { return first_count(state.find(ClaimKind::Claim, "team-a", "new")) == 1; }));
+
+  // A template the watch has not delivered yet: one GET, cached; then hits. (The lookups above
+  // may have fetched "new" before its watch event came, so GETs are counted from here.)
+  const auto gets_before = server.counters.gets.load();
+  server.put("resourceclaimtemplates", claim_object(true, "team-a", "just-made", 4), false);
+  CHECK(first_count(state.find(ClaimKind::Template, "team-a", "just-made")) == 4);
+  CHECK(server.counters.gets == gets_before + 1);
+  CHECK(first_count(state.find(ClaimKind::Template, "team-a", "just-made")) == 4);
+  CHECK(server.counters.gets == gets_before + 1);
+  // Absent after the GET: not found.
+  CHECK(state.find(ClaimKind::Template, "team-a", "never") == nullptr);
+  CHECK(server.counters.gets == gets_before + 2);
+
+  server.remove("resourceclaims", "team-a", "shared");
+  CHECK(eventually([&] {
+    state.publish_now();
+    return server.counters.gets > gets_before + 2 || state.counts().claims == 1;
+  }));
+  CHECK(eventually([&] { return state.find(ClaimKind::Claim, "team-a", "shared") == nullptr; }));
+
+  state.publish_now();
+  CHECK(has_metric(metrics, "gpu_admission_cluster_objects{resource=\"namespaces\"} 251"));
+  CHECK(has_metric(metrics, "gpu_admission_cluster_synced{resource=\"resourceclaimtemplates\"} 1"));
+  CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"fetched\"} 1"));
+  CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"absent\"} 1"));
+  CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"hit\"}"));
+  state.stop();
+}
+
+TEST_CASE("cluster state: cut watches reconnect, 410 Gone relists, slow GETs are bounded", "[cluster]") {
+  FakeApiServer server;
+  server.put("namespaces", namespace_object("team-a", {{"tenant", "a"}}));
+  REQUIRE(server.start());
+  Metrics metrics;
+  Logger logger(LogLevel::Error);
+  cl::ClusterState state(config_for(server), fast_options(), &metrics, &logger);
+  std::string error;
+  REQUIRE(state.start(error));
+  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+
+  // Cut: reconnect from the last resourceVersion, no relist.
+  const int lists_before = server.counters.lists;
+  server.cut_watches();
+  server.put("namespaces", namespace_object("after-cut"));
+  CHECK(eventually([&] { return state.labels_of("after-cut") != nullptr; }));
+  CHECK(has_metric(metrics, "gpu_admission_cluster_watch_restarts_total{reason=\"disconnected\",resource=\"namespaces\"}"));
+
+  // Expired: the history is compacted and watches cut; the reconnect gets 410 and relists.
+  server.put("namespaces", namespace_object("team-a", {{"tenant", "z"}}), false);  // missed by the watch
+  server.compact();
+  server.cut_watches();
+  CHECK(eventually([&] { return label_value(state.labels_of("team-a"), "tenant") == "z"; }));
+  CHECK(server.counters.lists > lists_before);
+  CHECK(eventually([&] {
+    return has_metric(metrics, "gpu_admission_cluster_watch_restarts_total{reason=\"expired\",resource=\"namespaces\"} 1");
+  }));
+
+  // An ERROR event with code 410 in a running watch.
+  server.expire_next_watch("namespaces");
+  server.cut_watches();
+  CHECK(eventually([&] {
+    return has_metric(metrics, "gpu_admission_cluster_watch_restarts_total{reason=\"expired\",resource=\"namespaces\"} 2");
+  }));
+
+  // A GET slower than the lookup timeout: an error within about a second, not a hang.
+  server.get_delay_ms = 3000;
+  server.put("resourceclaimtemplates", claim_object(true, "team-a", "slow", 1), false);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK(state.find(ClaimKind::Template, "team-a", "slow") == nullptr);
+  CHECK(std::chrono::steady_clock::now() - started < 2500ms);
+  CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"error\"} 1"));
+  server.get_delay_ms = 0;
+  state.stop();
+}
+
+TEST_CASE("cluster state: the API server goes away, serving continues, and it comes back", "[cluster]") {
+  FakeApiServer server;
+  server.put("namespaces", namespace_object("team-a", {{"tenant", "a"}}));
+  server.put("resourceclaimtemplates", claim_object(true, "team-a", "t", 2));
+  REQUIRE(server.start());
+  const int port = server.port();
+  Logger logger(LogLevel::Error);
+  Metrics metrics;
+  cl::ClusterState state(config_for(server), fast_options(), &metrics, &logger);
+  std::string error;
+  REQUIRE(state.start(error));
+  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+
+  server.stop();
+  std::this_thread::sleep_for(300ms);
+  CHECK(state.not_ready_reason().empty());  // readiness waits for the first list only
+  CHECK(label_value(state.labels_of("team-a"), "tenant") == "a");
+  CHECK(first_count(state.find(ClaimKind::Template, "team-a", "t")) == 2);
+  CHECK(state.find(ClaimKind::Template, "team-a", "missing") == nullptr);  // the GET fails: error
+  CHECK(has_metric(metrics, "gpu_admission_cluster_synced{resource=\"namespaces\"} 0"));
+
+  server.put("namespaces", namespace_object("team-b", {{"tenant", "b"}}));
+  REQUIRE(server.start(port));
+  CHECK(eventually([&] { return state.labels_of("team-b") != nullptr; }, 15s));
+  state.stop();
+}
+
+TEST_CASE("cluster state: a rotated service-account token is re-read after a 401", "[cluster]") {
+  FakeApiServer server;
+  server.put("namespaces", namespace_object("team-a"));
+  REQUIRE(server.start());
+  TempDir dir;
+  write_text(dir.file("token"), server.token + "\n");
+  cl::KubeConfig config = config_for(server);
+  config.token.clear();
+  config.token_file = dir.file("token");
+  Logger logger(LogLevel::Error);
+  cl::ClusterState state(config, fast_options(), nullptr, &logger);
+  std::string error;
+  REQUIRE(state.start(error));
+  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+
+  server.token = "rotated-token";  // the API server now wants the new token...
+  write_text(dir.file("token"), "rotated-token\n");  // ...which the kubelet has written
+  server.put("resourceclaimtemplates", claim_object(true, "team-a", "fresh", 1), false);
+  CHECK(first_count(state.find(ClaimKind::Template, "team-a", "fresh")) == 1);
+  CHECK(server.counters.unauthorized >= 1);
+  state.stop();
+}
+
+TEST_CASE("cluster state: without resource.k8s.io, claims are absent and readiness needs namespaces only", "[cluster]") {
+  FakeApiServer server;
+  server.serve_dra = false;
+  server.put("namespaces", namespace_object("team-a"));
+  REQUIRE(server.start());
+  Logger logger(LogLevel::Error);
+  cl::ClusterState state(config_for(server), fast_options(), nullptr, &logger);
+  std::string error;
+  REQUIRE(state.start(error));
+  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  CHECK(state.claims_version().empty());
+  CHECK(state.find(ClaimKind::Claim, "team-a", "x") == nullptr);
+  CHECK(server.counters.gets == 0);
+}
+
+TEST_CASE("cluster state: a wrong CA or token never syncs, and says why", "[cluster]") {
+  FakeApiServer server;
+  REQUIRE(server.start());
+  Logger logger(LogLevel::Error);
+  cl::KubeConfig wrong_token = config_for(server);
+  wrong_token.token = "nope";
+  cl::ClusterState state(wrong_token, fast_options(), nullptr, &logger);
+  std::string error;
+  REQUIRE(state.start(error));
+  std::this_thread::sleep_for(500ms);
+  CHECK(state.not_ready_reason().find("namespaces not listed yet") != std::string::npos);
+  state.stop();
+
+  cl::KubeConfig bad_ca = config_for(server);
+  bad_ca.ca_pem = "not a certificate";
+  cl::ClusterState unusable(bad_ca, fast_options(), nullptr, &logger);
+  CHECK_FALSE(unusable.start(error));
+  CHECK(error.find("holds no PEM certificate") != std::string::npos);
+}

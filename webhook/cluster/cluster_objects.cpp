@@ -1,0 +1,112 @@
+// Building the compact cache entries (see cluster_objects.h).
+#include "webhook/cluster/cluster_objects.h"
+
+#include "policy/claim_decoder.h"
+
+namespace gpu_admission::webhook::cluster {
+namespace {
+
+// Calls `f` on every string view of `view`.
+template <typename F>
+void for_each_view(policy::ClaimView& view, F&& f) {
+  f(view.api_version);
+  f(view.name);
+  f(view.namespace_name);
+  for (auto& request : view.requests) {
+    f(request.name);
+    for (auto& alternative : request.alternatives) {
+      f(alternative.name);
+      f(alternative.device_class);
+      for (auto& selector : alternative.selectors) f(selector);
+    }
+  }
+  for (auto& config : view.configs) {
+    f(config.driver);
+    f(config.parameters_kind);
+    f(config.sharing_strategy);
+    for (auto& request : config.requests) f(request);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object) {
+  auto entry = std::make_shared<NamespaceEntry>();
+  simdjson::dom::object labels;
+  if (object.at_pointer("/metadata/labels").get_object().get(labels) == simdjson::SUCCESS) {
+    for (const auto field : labels) {
+      std::string_view value;
+      if (field.value.get_string().get(value) != simdjson::SUCCESS) continue;
+      entry->labels.emplace_back(std::string(field.key), std::string(value));
+    }
+  }
+  entry->labels.shrink_to_fit();
+  return entry;
+}
+
+std::shared_ptr<const ClaimEntry> compact_claim(const policy::ClaimView& source) {
+  auto entry = std::make_shared<ClaimEntry>();
+  entry->view = source;
+  size_t total = 0;
+  for_each_view(entry->view, [&](std::string_view& text) { total += text.size(); });
+  entry->arena.reserve(total);
+  for_each_view(entry->view, [&](std::string_view& text) {
+    const size_t offset = entry->arena.size();
+    entry->arena.append(text);
+    text = std::string_view(entry->arena.data() + offset, text.size());
+  });
+  return entry;
+}
+
+std::shared_ptr<const ClaimEntry> make_claim_entry(simdjson::dom::element object, policy::ClaimKind kind,
+                                                   std::string_view api_version, simdjson::dom::parser& scratch) {
+  simdjson::dom::element decodable = object;
+  std::string rewritten;
+  simdjson::dom::element existing;
+  if (object.at_key("apiVersion").get(existing) != simdjson::SUCCESS) {
+    // Re-serialize with the group version in front (list items omit apiVersion and kind).
+    const std::string text = simdjson::minify(object);
+    if (text.size() < 2 || text.front() != '{') {
+      auto entry = std::make_shared<ClaimEntry>();
+      entry->error = "not an object";
+      return entry;
+    }
+    rewritten = "{\"apiVersion\":\"" + std::string(api_version) + "\"" + (text.size() > 2 ? "," : "") + text.substr(1);
+    if (scratch.parse(rewritten).get(decodable) != simdjson::SUCCESS) {
+      auto entry = std::make_shared<ClaimEntry>();
+      entry->error = "cannot re-read the object";
+      return entry;
+    }
+  }
+  policy::ClaimView view;
+  if (const auto error = policy::decode_claim_as(decodable, kind, view, false)) {
+    auto entry = std::make_shared<ClaimEntry>();
+    entry->error = error->field + ": " + error->message;
+    return entry;
+  }
+  return compact_claim(view);
+}
+
+size_t entry_bytes(const ClaimEntry& entry) {
+  size_t bytes = sizeof(ClaimEntry) + entry.arena.capacity() + entry.error.capacity();
+  bytes += entry.view.requests.capacity() * sizeof(policy::DeviceRequestView);
+  for (const auto& request : entry.view.requests) {
+    bytes += request.alternatives.capacity() * sizeof(policy::DeviceSubrequest);
+    for (const auto& alternative : request.alternatives)
+      bytes += alternative.selectors.capacity() * sizeof(std::string_view);
+  }
+  bytes += entry.view.configs.capacity() * sizeof(policy::DriverConfigView);
+  for (const auto& config : entry.view.configs) bytes += config.requests.capacity() * sizeof(std::string_view);
+  return bytes;
+}
+
+size_t entry_bytes(const NamespaceEntry& entry) {
+  size_t bytes = sizeof(NamespaceEntry) + entry.labels.capacity() * sizeof(entry.labels[0]);
+  for (const auto& [key, value] : entry.labels) {
+    if (key.size() > 15) bytes += key.capacity() + 1;
+    if (value.size() > 15) bytes += value.capacity() + 1;
+  }
+  return bytes;
+}
+
+}  // namespace gpu_admission::webhook::cluster

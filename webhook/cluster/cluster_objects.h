@@ -1,0 +1,45 @@
+// What the cluster state keeps per object (SPEC 10), small on purpose: a Namespace is its
+// labels; a ResourceClaim or ResourceClaimTemplate is its decoded policy::ClaimView with the
+// strings it views copied into one owned buffer (the JSON text and the simdjson document are not
+// kept). Objects that cannot be decoded are kept as such (the resolver answers "not found" for
+// them without asking the API server again).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "policy/claim_view.h"
+#include "policy/label_selector.h"
+
+namespace gpu_admission::webhook::cluster {
+
+struct NamespaceEntry {
+  policy::LabelPairs labels;
+};
+
+struct ClaimEntry {
+  std::string arena;        // the bytes every view in `view` points into; never reallocated
+  policy::ClaimView view;
+  std::string error;        // non-empty: the object could not be decoded (view is empty)
+  bool ok() const { return error.empty(); }
+};
+
+// metadata.labels of a Namespace object.
+std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object);
+
+// Decodes a claim or template. List items carry no apiVersion: `api_version` (the group version
+// the object was listed in, "resource.k8s.io/v1") is used when the object has none.
+std::shared_ptr<const ClaimEntry> make_claim_entry(simdjson::dom::element object, policy::ClaimKind kind,
+                                                   std::string_view api_version, simdjson::dom::parser& scratch);
+
+// A copy of `view` whose strings live in the returned entry's arena.
+std::shared_ptr<const ClaimEntry> compact_claim(const policy::ClaimView& view);
+
+// Approximate heap bytes held by an entry (for the benchmark and metrics).
+size_t entry_bytes(const ClaimEntry& entry);
+size_t entry_bytes(const NamespaceEntry& entry);
+
+}  // namespace gpu_admission::webhook::cluster

@@ -1,0 +1,378 @@
+// ClusterState (see cluster_state.h): the stores behind the informers, discovery of the
+// resource.k8s.io version, the publisher thread that makes coalesced changes visible, and the
+// claim resolver with its bounded GET fallback.
+#include "webhook/cluster/cluster_state.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "webhook/cluster/cluster_objects.h"
+#include "webhook/cluster/object_index.h"
+
+namespace gpu_admission::webhook::cluster {
+namespace {
+
+constexpr std::string_view kNamespaces = "namespaces";
+constexpr std::string_view kClaims = "resourceclaims";
+constexpr std::string_view kTemplates = "resourceclaimtemplates";
+constexpr size_t kMaxObjectBytes = 4u << 20;
+constexpr size_t kMaxRememberedAbsent = 4096;
+
+std::string key_of(std::string_view namespace_name, std::string_view name) {
+  std::string key;
+  key.reserve(namespace_name.size() + 1 + name.size());
+  key.append(namespace_name).push_back('/');
+  key.append(name);
+  return key;
+}
+
+// An index fed by an informer. `Make` turns an object into its entry.
+template <typename Entry>
+class IndexStore final : public InformerStore {
+ public:
+  using Make = std::function<std::shared_ptr<const Entry>(simdjson::dom::element)>;
+  IndexStore(bool namespaced, Make make, std::chrono::milliseconds grace)
+      : index(grace), namespaced_(namespaced), make_(std::move(make)) {}
+
+  void begin_list() override { staged_.clear(); }
+  void add_listed(simdjson::dom::element object, const ObjectMeta& meta) override {
+    staged_.emplace_back(key(meta), make_(object));
+  }
+  void end_list() override {
+    index.replace_all(std::move(staged_));
+    staged_ = {};
+    index.publish();  // synced (and so ready) must mean visible
+  }
+  void apply(EventType type, simdjson::dom::element object, const ObjectMeta& meta) override {
+    if (type == EventType::Deleted) index.erase(key(meta));
+    else index.upsert(key(meta), make_(object));
+  }
+
+  ShardedIndex<Entry> index;
+
+ private:
+  std::string key(const ObjectMeta& meta) const {
+    return namespaced_ ? key_of(meta.namespace_name, meta.name) : std::string(meta.name);
+  }
+  bool namespaced_;
+  Make make_;
+  std::vector<std::pair<std::string, std::shared_ptr<const Entry>>> staged_;
+};
+
+using ClaimStore = IndexStore<ClaimEntry>;
+
+}  // namespace
+
+std::optional<ClusterMode> parse_cluster_mode(std::string_view text) {
+  if (text == "auto") return ClusterMode::Auto;
+  if (text == "off") return ClusterMode::Off;
+  if (text == "required") return ClusterMode::Required;
+  return std::nullopt;
+}
+
+ClusterConfigChoice choose_cluster_config(ClusterMode mode, const std::string& kubeconfig_path,
+                                          const InClusterPaths& in_cluster) {
+  ClusterConfigChoice choice;
+  if (mode == ClusterMode::Off) {
+    choice.reason = "--cluster off";
+    return choice;
+  }
+  KubeConfigLoad load = kubeconfig_path.empty() ? load_in_cluster(in_cluster) : load_kubeconfig(kubeconfig_path);
+  if (!load.error.empty()) {
+    choice.error = load.error;
+    return choice;
+  }
+  if (!load.config) {
+    if (mode == ClusterMode::Required)
+      choice.error = "--cluster required, but there is no cluster configuration: not in a pod "
+                     "(KUBERNETES_SERVICE_HOST is unset) and no --kubeconfig given";
+    choice.reason = "no cluster configuration (not in a pod, no --kubeconfig)";
+    return choice;
+  }
+  choice.config = std::move(load.config);
+  return choice;
+}
+
+std::string pick_claims_version(std::string_view api_group_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(api_group_json.data(), api_group_json.size()).get(root) != simdjson::SUCCESS) return "";
+  simdjson::dom::array versions;
+  if (root.at_key("versions").get_array().get(versions) != simdjson::SUCCESS) return "";
+  bool served[3] = {false, false, false};
+  static constexpr std::string_view kPreference[3] = {"v1", "v1beta2", "v1beta1"};
+  for (const auto entry : versions) {
+    std::string_view version;
+    if (entry.at_key("version").get_string().get(version) != simdjson::SUCCESS) continue;
+    for (int i = 0; i < 3; ++i) served[i] = served[i] || version == kPreference[i];
+  }
+  for (int i = 0; i < 3; ++i)
+    if (served[i]) return std::string(kPreference[i]);
+  return "";
+}
+
+struct ClusterState::Impl {
+  Impl(KubeConfig config, ClusterOptions options_in, Metrics* metrics_in, Logger* logger_in)
+      : client(std::move(config)), options(options_in), metrics(metrics_in), logger(logger_in) {}
+
+  KubeClient client;
+  const ClusterOptions options;
+  Metrics* metrics;
+  Logger* logger;
+
+  IndexStore<NamespaceEntry> namespaces{false, [](simdjson::dom::element o) { return make_namespace_entry(o); },
+                                        options.retire_grace};
+  simdjson::dom::parser claim_scratch;      // used by the claim informer's thread only
+  simdjson::dom::parser template_scratch;   // used by the template informer's thread only
+  std::unique_ptr<ClaimStore> claims;
+  std::unique_ptr<ClaimStore> templates;
+  std::unique_ptr<Informer> namespace_informer;
+  std::unique_ptr<Informer> claim_informer;
+  std::unique_ptr<Informer> template_informer;
+
+  // Discovery: set once by the bootstrap thread, then read-only.
+  std::atomic<bool> discovered{false};
+  std::string version;  // "" when resource.k8s.io is not served
+  std::atomic<int> fetches_in_flight{0};
+
+  // Objects a GET just found absent, so that the evaluator's repeated lookups for one pod cost
+  // one GET (miss path only; bounded; forgotten after negative_ttl).
+  std::mutex absent_mutex;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> recently_absent;
+  bool known_absent(const std::string& key);
+  void remember_absent(std::string key);
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::thread bootstrap;
+  std::thread publisher;
+
+  std::string group_version() const { return "resource.k8s.io/" + version; }
+  std::string collection(std::string_view resource) const {
+    return "/apis/resource.k8s.io/" + version + "/" + std::string(resource);
+  }
+  bool wait(std::chrono::milliseconds duration) {
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, duration, [&] { return stopping; });
+    return !stopping;
+  }
+  void discover();
+  void start_claim_informers();
+  void publish_loop();
+  void publish_all();
+  const policy::ClaimView* fetch(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name);
+};
+
+void ClusterState::Impl::discover() {
+  auto backoff = options.informer.initial_backoff;
+  while (true) {
+    const HttpResult result = client.get("/apis/resource.k8s.io", options.discovery_timeout, 1u << 20);
+    if (result.ok() || result.status == 404) {
+      version = result.ok() ? pick_claims_version(result.body) : "";
+      if (logger != nullptr) {
+        if (version.empty())
+          logger->warn("the API server serves no resource.k8s.io v1, v1beta2 or v1beta1: no DRA claims to cache; "
+                       "pods that refer to claims are judged with their claims unresolved");
+        else
+          logger->info("cluster state: DRA claims in resource.k8s.io/" + version);
+      }
+      if (!version.empty()) start_claim_informers();
+      discovered.store(true, std::memory_order_release);
+      return;
+    }
+    if (logger != nullptr)
+      logger->warn("cluster discovery failed; retrying", {{"error", result.describe()}});
+    if (!wait(backoff)) return;
+    backoff = std::min(backoff * 2, options.informer.max_backoff);
+  }
+}
+
+void ClusterState::Impl::start_claim_informers() {
+  const std::string gv = group_version();
+  claims = std::make_unique<ClaimStore>(
+      true,
+      [this, gv](simdjson::dom::element o) {
+        return make_claim_entry(o, policy::ClaimKind::Claim, gv, claim_scratch);
+      },
+      options.retire_grace);
+  templates = std::make_unique<ClaimStore>(
+      true,
+      [this, gv](simdjson::dom::element o) {
+        return make_claim_entry(o, policy::ClaimKind::Template, gv, template_scratch);
+      },
+      options.retire_grace);
+  std::lock_guard lock(mutex);
+  if (stopping) return;
+  claim_informer = std::make_unique<Informer>(std::string(kClaims), collection(kClaims), client, *claims,
+                                              options.informer, metrics, logger);
+  template_informer = std::make_unique<Informer>(std::string(kTemplates), collection(kTemplates), client,
+                                                 *templates, options.informer, metrics, logger);
+  claim_informer->start();
+  template_informer->start();
+}
+
+bool ClusterState::Impl::known_absent(const std::string& key) {
+  std::lock_guard lock(absent_mutex);
+  const auto it = recently_absent.find(key);
+  if (it == recently_absent.end()) return false;
+  if (std::chrono::steady_clock::now() - it->second < options.negative_ttl) return true;
+  recently_absent.erase(it);
+  return false;
+}
+
+void ClusterState::Impl::remember_absent(std::string key) {
+  std::lock_guard lock(absent_mutex);
+  if (recently_absent.size() >= kMaxRememberedAbsent) recently_absent.clear();
+  recently_absent[std::move(key)] = std::chrono::steady_clock::now();
+}
+
+void ClusterState::Impl::publish_all() {
+  namespaces.index.publish();
+  if (metrics != nullptr) metrics->set_cluster_objects(kNamespaces, static_cast<double>(namespaces.index.size()));
+  if (!discovered.load(std::memory_order_acquire) || !claims) return;
+  claims->index.publish();
+  templates->index.publish();
+  if (metrics != nullptr) {
+    metrics->set_cluster_objects(kClaims, static_cast<double>(claims->index.size()));
+    metrics->set_cluster_objects(kTemplates, static_cast<double>(templates->index.size()));
+  }
+}
+
+void ClusterState::Impl::publish_loop() {
+  while (wait(options.publish_interval)) publish_all();
+}
+
+const policy::ClaimView* ClusterState::Impl::fetch(policy::ClaimKind kind, std::string_view namespace_name,
+                                                   std::string_view name) {
+  const std::string_view resource = kind == policy::ClaimKind::Claim ? kClaims : kTemplates;
+  if (fetches_in_flight.fetch_add(1) >= static_cast<int>(options.max_concurrent_fetches)) {
+    fetches_in_flight.fetch_sub(1);
+    if (metrics != nullptr) metrics->count_cluster_lookup(resource, "error");
+    return nullptr;
+  }
+  const char kind_tag = kind == policy::ClaimKind::Claim ? 'c' : 't';
+  const std::string absent_key = kind_tag + key_of(namespace_name, name);
+  if (known_absent(absent_key)) {
+    if (metrics != nullptr) metrics->count_cluster_lookup(resource, "absent");
+    return nullptr;
+  }
+  const std::string path = "/apis/resource.k8s.io/" + version + "/namespaces/" + url_encode(namespace_name) + "/" +
+                           std::string(resource) + "/" + url_encode(name);
+  const HttpResult result = client.get(path, options.lookup_timeout, kMaxObjectBytes);
+  fetches_in_flight.fetch_sub(1);
+  const char* outcome = "error";
+  const policy::ClaimView* found = nullptr;
+  if (result.ok()) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element object;
+    if (parser.parse(result.body).get(object) == simdjson::SUCCESS) {
+      auto entry = make_claim_entry(object, kind, group_version(), parser);
+      ClaimStore& store = kind == policy::ClaimKind::Claim ? *claims : *templates;
+      const ClaimEntry* stored = store.index.insert_if_absent(key_of(namespace_name, name), std::move(entry));
+      store.index.publish();  // visible to the next lookup at once (a pod's siblings come together)
+      outcome = "fetched";
+      found = stored->ok() ? &stored->view : nullptr;
+    }
+  } else if (result.status == 404) {
+    outcome = "absent";
+    remember_absent(absent_key);
+  } else if (logger != nullptr) {
+    logger->warn("cluster lookup failed", {{"resource", resource},
+                                           {"namespace", namespace_name},
+                                           {"name", name},
+                                           {"error", result.describe()}});
+  }
+  if (metrics != nullptr) metrics->count_cluster_lookup(resource, outcome);
+  return found;
+}
+
+ClusterState::ClusterState(KubeConfig config, ClusterOptions options, Metrics* metrics, Logger* logger)
+    : impl_(std::make_unique<Impl>(std::move(config), options, metrics, logger)) {}
+
+ClusterState::~ClusterState() { stop(); }
+
+bool ClusterState::start(std::string& error) {
+  if (!impl_->client.init(error)) return false;
+  Impl& s = *impl_;
+  if (s.client.config().insecure_skip_tls_verify && s.logger != nullptr)
+    s.logger->error("INSECURE: insecure-skip-tls-verify is set for the cluster; the API server's certificate is "
+                    "NOT verified and anyone on the network path can feed this webhook false cluster state",
+                    {{"source", s.client.config().source}});
+  if (s.metrics != nullptr) s.metrics->precreate_cluster_series();
+  s.namespace_informer = std::make_unique<Informer>(std::string(kNamespaces), "/api/v1/namespaces", s.client,
+                                                    s.namespaces, s.options.informer, s.metrics, s.logger);
+  s.namespace_informer->start();
+  s.bootstrap = std::thread([&s] { s.discover(); });
+  s.publisher = std::thread([&s] { s.publish_loop(); });
+  return true;
+}
+
+void ClusterState::stop() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mutex);
+    s.stopping = true;
+  }
+  s.wake.notify_all();
+  if (s.bootstrap.joinable()) s.bootstrap.join();
+  if (s.publisher.joinable()) s.publisher.join();
+  if (s.namespace_informer) s.namespace_informer->stop();
+  if (s.claim_informer) s.claim_informer->stop();
+  if (s.template_informer) s.template_informer->stop();
+}
+
+std::string ClusterState::not_ready_reason() const {
+  const Impl& s = *impl_;
+  if (!s.namespace_informer || !s.namespace_informer->synced()) return "cluster state: namespaces not listed yet";
+  if (!s.discovered.load(std::memory_order_acquire)) return "cluster state: resource.k8s.io not discovered yet";
+  if (s.claim_informer && !s.claim_informer->synced()) return "cluster state: resourceclaims not listed yet";
+  if (s.template_informer && !s.template_informer->synced())
+    return "cluster state: resourceclaimtemplates not listed yet";
+  return "";
+}
+
+const policy::ClaimView* ClusterState::find(policy::ClaimKind kind, std::string_view namespace_name,
+                                            std::string_view name) const {
+  Impl& s = *impl_;
+  const std::string_view resource = kind == policy::ClaimKind::Claim ? kClaims : kTemplates;
+  if (!s.discovered.load(std::memory_order_acquire) || s.version.empty()) {
+    if (s.metrics != nullptr) s.metrics->count_cluster_lookup(resource, s.version.empty() ? "absent" : "error");
+    return nullptr;
+  }
+  const ClaimStore& store = kind == policy::ClaimKind::Claim ? *s.claims : *s.templates;
+  if (const ClaimEntry* entry = store.index.find(key_of(namespace_name, name))) {
+    if (s.metrics != nullptr) s.metrics->count_cluster_lookup(resource, "hit");
+    return entry->ok() ? &entry->view : nullptr;
+  }
+  return s.fetch(kind, namespace_name, name);
+}
+
+const policy::LabelPairs* ClusterState::labels_of(std::string_view namespace_name) const {
+  const NamespaceEntry* entry = impl_->namespaces.index.find(namespace_name);
+  return entry == nullptr ? nullptr : &entry->labels;
+}
+
+std::string ClusterState::claims_version() const {
+  return impl_->discovered.load(std::memory_order_acquire) ? impl_->version : "";
+}
+
+const KubeConfig& ClusterState::config() const { return impl_->client.config(); }
+
+ClusterState::Counts ClusterState::counts() const {
+  Counts counts;
+  counts.namespaces = impl_->namespaces.index.size();
+  if (impl_->discovered.load(std::memory_order_acquire) && impl_->claims) {
+    counts.claims = impl_->claims->index.size();
+    counts.templates = impl_->templates->index.size();
+  }
+  return counts;
+}
+
+void ClusterState::publish_now() { impl_->publish_all(); }
+
+}  // namespace gpu_admission::webhook::cluster

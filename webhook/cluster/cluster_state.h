@@ -1,0 +1,97 @@
+// webhook/cluster/ -- cluster state for `serve` (SPEC 10), the gpu_webhook_cluster library.
+// This header is its public face: ClusterState (the three informers, the claim resolver and the
+// namespace-label lookup the policy engine reads), the --cluster modes and the choice of
+// configuration. The rest of the folder serves it: kube_config (in-cluster and kubeconfig
+// loading), kube_client (a small Kubernetes API client on cpp-httplib and OpenSSL),
+// watch_decoder (list pages, watch events, bounded line splitting), informer (list + watch of
+// one resource), object_index (the lock-free sharded index) and cluster_objects (the compact
+// cached entries). Code here may include policy/, ops/ and io/ headers, never admission/,
+// server/ or cli/ (those learn cluster state through policy::ClaimResolver and
+// policy::NamespaceLabels, and readiness through a function).
+//
+// Hot path: find() and labels_of() read published immutable shard maps, without locks; only a
+// cache miss of a claim or template costs one GET of that object bounded by the lookup timeout
+// (1 s), cached on success. Lookups are counted by result (hit, fetched, absent, error).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "policy/claim_view.h"
+#include "policy/label_selector.h"
+#include "webhook/cluster/informer.h"
+#include "webhook/cluster/kube_config.h"
+#include "webhook/ops/logger.h"
+#include "webhook/ops/metrics.h"
+
+namespace gpu_admission::webhook::cluster {
+
+enum class ClusterMode { Auto, Off, Required };
+std::optional<ClusterMode> parse_cluster_mode(std::string_view text);  // auto|off|required
+
+struct ClusterConfigChoice {
+  std::optional<KubeConfig> config;  // none: cluster state stays off
+  std::string error;                 // fatal at start-up (exit 2)
+  std::string reason;                // why it is off, for the log ("--cluster off", "no configuration")
+};
+
+// --kubeconfig when given (an unusable one is an error in every mode but off), else the
+// in-cluster service account. `required` without either is an error.
+ClusterConfigChoice choose_cluster_config(ClusterMode mode, const std::string& kubeconfig_path,
+                                          const InClusterPaths& in_cluster = {});
+
+struct ClusterOptions {
+  InformerOptions informer;
+  std::chrono::milliseconds lookup_timeout{1'000};      // the GET of a cache miss
+  std::chrono::milliseconds discovery_timeout{10'000};
+  std::chrono::milliseconds publish_interval{100};      // how often changes become visible (coalescing)
+  std::chrono::milliseconds retire_grace{10'000};       // how long replaced entries stay valid
+  size_t max_concurrent_fetches = 16;                   // more misses at once: answered "error"
+  std::chrono::milliseconds negative_ttl{2'000};        // a GET's "absent" is reused this long
+};
+
+class ClusterState final : public policy::ClaimResolver, public policy::NamespaceLabels {
+ public:
+  ClusterState(KubeConfig config, ClusterOptions options, Metrics* metrics, Logger* logger);
+  ~ClusterState() override;  // stop()
+  ClusterState(const ClusterState&) = delete;
+  ClusterState& operator=(const ClusterState&) = delete;
+
+  // Checks credentials (CA, client certificate, token file) and starts discovery and the
+  // informers in the background. False with `error` set when the configuration is unusable.
+  bool start(std::string& error);
+  void stop();
+
+  // "" once every resource has been listed completely; otherwise what is awaited.
+  std::string not_ready_reason() const;
+
+  // policy::ClaimResolver: the cached claim or template; on a miss, one bounded GET.
+  const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
+                                std::string_view name) const override;
+  // policy::NamespaceLabels: the namespace's labels; nullptr when the namespace is unknown.
+  const policy::LabelPairs* labels_of(std::string_view namespace_name) const override;
+
+  // The resource.k8s.io version in use ("v1", "v1beta2", "v1beta1"), "" before discovery or
+  // when the server does not serve one.
+  std::string claims_version() const;
+  const KubeConfig& config() const;
+
+  struct Counts {
+    size_t namespaces = 0, claims = 0, templates = 0;
+  };
+  Counts counts() const;
+  // Makes every change so far visible to lookups now (tests; normally every publish_interval).
+  void publish_now();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The newest of v1, v1beta2, v1beta1 in an APIGroup discovery document; "" when none.
+std::string pick_claims_version(std::string_view api_group_json);
+
+}  // namespace gpu_admission::webhook::cluster

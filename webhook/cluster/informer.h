@@ -1,0 +1,90 @@
+// List + watch of one resource kept in an InformerStore (SPEC 10 "How"): a paged list
+// (`limit`/`continue`), then a watch from its resourceVersion with bookmarks; after `410 Gone`
+// (HTTP 410, an ERROR event with code 410, or an expired continue token) a fresh list; after a
+// cut, an error or an over-long event line, a reconnect with capped exponential backoff and
+// jitter. One thread per informer; stop() cancels the stream in progress and joins. Every
+// (re)sync and every failure is logged as one JSON line (failures throttled) and counted.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "webhook/cluster/kube_client.h"
+#include "webhook/cluster/watch_decoder.h"
+#include "webhook/ops/logger.h"
+#include "webhook/ops/metrics.h"
+
+namespace gpu_admission::webhook::cluster {
+
+// Where an informer puts what it lists and watches. Called from the informer's thread only.
+class InformerStore {
+ public:
+  virtual ~InformerStore() = default;
+  virtual void begin_list() = 0;  // a list starts (drop a half-done one)
+  virtual void add_listed(simdjson::dom::element object, const ObjectMeta& meta) = 0;
+  virtual void end_list() = 0;    // the list is complete: it replaces everything
+  virtual void apply(EventType type, simdjson::dom::element object, const ObjectMeta& meta) = 0;
+};
+
+struct InformerOptions {
+  std::chrono::milliseconds initial_backoff{500};
+  std::chrono::milliseconds max_backoff{30'000};
+  int watch_timeout_seconds = 300;     // asked of the server (timeoutSeconds); randomized up to 2x
+  size_t page_size = 500;              // list `limit`
+  std::chrono::milliseconds request_timeout{30'000};  // each list page
+  std::chrono::milliseconds log_throttle{10'000};     // at most one failure line per this, per resource
+};
+
+class Informer {
+ public:
+  // `resource` names it in metrics and logs; `list_path` is the collection ("/api/v1/namespaces").
+  Informer(std::string resource, std::string list_path, const KubeClient& client, InformerStore& store,
+           InformerOptions options, Metrics* metrics, Logger* logger);
+  ~Informer();  // stop()
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  void start();
+  void stop();
+  // The first complete list has been stored (stays true after; serving goes on on the last state).
+  bool synced() const { return synced_.load(std::memory_order_acquire); }
+  const std::string& resource() const { return resource_; }
+  unsigned long long restarts() const { return restarts_.load(); }
+
+ private:
+  enum class WatchEnd { Closed, Expired, Disconnected, Error, Invalid, Stopped };
+  void run();
+  bool list(std::string& resource_version, std::string& detail, bool& expired);
+  WatchEnd watch(std::string& resource_version, std::string& detail);
+  void count_restart(const char* reason, const std::string& detail);
+  bool pause(std::chrono::milliseconds duration);  // false when stopping
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+
+  const std::string resource_;
+  const std::string list_path_;
+  const KubeClient& client_;
+  InformerStore& store_;
+  const InformerOptions options_;
+  Metrics* metrics_;
+  Logger* logger_;
+
+  simdjson::dom::parser parser_;
+  std::atomic<bool> synced_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<unsigned long long> restarts_{0};
+  StreamCanceller canceller_;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  std::chrono::steady_clock::time_point last_failure_log_{};
+  unsigned long long suppressed_logs_ = 0;
+};
+
+// Percent-encodes a query parameter value.
+std::string url_encode(std::string_view text);
+
+}  // namespace gpu_admission::webhook::cluster

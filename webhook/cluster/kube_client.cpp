@@ -1,0 +1,225 @@
+// The Kubernetes API client (see kube_client.h). One httplib client per request: list pages,
+// watches and cache-miss lookups are rare next to admissions, and a fresh client cannot inherit
+// a broken connection.
+#include "webhook/cluster/kube_client.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <vector>
+
+#include "webhook/io/text_file.h"
+
+namespace gpu_admission::webhook::cluster {
+namespace {
+
+constexpr auto kTokenRefresh = std::chrono::seconds(60);
+constexpr size_t kMaxErrorBody = 64u << 10;
+
+std::string trim(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+std::string openssl_error() {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return "unknown OpenSSL error";
+  char buffer[256];
+  ERR_error_string_n(code, buffer, sizeof buffer);
+  return buffer;
+}
+
+}  // namespace
+
+struct KubeClient::Tls {
+  std::vector<X509*> ca;
+  X509* client_cert = nullptr;
+  EVP_PKEY* client_key = nullptr;
+  ~Tls() {
+    for (X509* cert : ca) X509_free(cert);
+    X509_free(client_cert);
+    EVP_PKEY_free(client_key);
+  }
+};
+
+std::string HttpResult::describe() const {
+  if (status == 0) return error.empty() ? "no response" : error;
+  std::string text = "HTTP " + std::to_string(status);
+  if (!error.empty()) return text + ": " + error;
+  if (!body.empty()) text += ": " + body.substr(0, 300);
+  return text;
+}
+
+void StreamCanceller::cancel() {
+  std::lock_guard lock(mutex_);
+  cancelled_ = true;
+  if (client_ != nullptr) client_->stop();
+}
+
+bool StreamCanceller::cancelled() const {
+  std::lock_guard lock(mutex_);
+  return cancelled_;
+}
+
+void StreamCanceller::attach(httplib::ClientImpl* client) {
+  std::lock_guard lock(mutex_);
+  client_ = client;
+}
+
+KubeClient::KubeClient(KubeConfig config) : config_(std::move(config)), tls_(std::make_unique<Tls>()) {}
+KubeClient::~KubeClient() = default;
+
+bool KubeClient::init(std::string& error) {
+  if (!config_.ca_pem.empty()) {
+    BIO* bio = BIO_new_mem_buf(config_.ca_pem.data(), static_cast<int>(config_.ca_pem.size()));
+    while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) tls_->ca.push_back(cert);
+    BIO_free(bio);
+    ERR_clear_error();
+    if (tls_->ca.empty()) {
+      error = "the certificate authority of " + config_.source + " holds no PEM certificate";
+      return false;
+    }
+  }
+  if (!config_.client_cert_pem.empty()) {
+    BIO* bio = BIO_new_mem_buf(config_.client_cert_pem.data(), static_cast<int>(config_.client_cert_pem.size()));
+    tls_->client_cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    bio = BIO_new_mem_buf(config_.client_key_pem.data(), static_cast<int>(config_.client_key_pem.size()));
+    tls_->client_key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (tls_->client_cert == nullptr || tls_->client_key == nullptr) {
+      error = "the client certificate or key of " + config_.source + " cannot be read: " + openssl_error();
+      return false;
+    }
+    if (X509_check_private_key(tls_->client_cert, tls_->client_key) != 1) {
+      error = "the client key of " + config_.source + " does not belong to its certificate";
+      ERR_clear_error();
+      return false;
+    }
+  }
+  if (!config_.token_file.empty() && bearer_token(true).empty()) {
+    error = "the token file " + config_.token_file + " is empty or unreadable";
+    return false;
+  }
+  return true;
+}
+
+std::string KubeClient::bearer_token(bool force_reload) const {
+  if (config_.token_file.empty()) return config_.token;
+  std::lock_guard lock(token_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (force_reload || token_.empty() || now - token_read_ >= kTokenRefresh) {
+    const TextFile file = read_text_file(config_.token_file, 1u << 20);
+    if (file.error.empty() && !trim(file.text).empty()) token_ = trim(file.text);  // else keep the last one
+    token_read_ = now;
+  }
+  return token_;
+}
+
+std::unique_ptr<httplib::ClientImpl> KubeClient::make_client(std::chrono::milliseconds connect_timeout,
+                                                             std::chrono::milliseconds read_timeout) const {
+  std::unique_ptr<httplib::SSLClient> client =
+      tls_->client_cert != nullptr
+          ? std::make_unique<httplib::SSLClient>(config_.host, config_.port, tls_->client_cert, tls_->client_key)
+          : std::make_unique<httplib::SSLClient>(config_.host, config_.port);
+  if (!tls_->ca.empty()) {
+    X509_STORE* store = X509_STORE_new();
+    for (X509* cert : tls_->ca) X509_STORE_add_cert(store, cert);
+    client->set_ca_cert_store(store);  // owned by the client's SSL_CTX from here
+  }
+  client->enable_server_certificate_verification(!config_.insecure_skip_tls_verify);
+  client->set_connection_timeout(connect_timeout);
+  client->set_read_timeout(read_timeout);
+  client->set_write_timeout(connect_timeout);
+  client->set_keep_alive(false);
+  if (const std::string token = bearer_token(); !token.empty()) client->set_bearer_token_auth(token);
+  return client;
+}
+
+HttpResult KubeClient::get(const std::string& path, std::chrono::milliseconds timeout, size_t max_body) const {
+  HttpResult result = get_once(path, timeout, max_body);
+  if (result.status == 401 && !config_.token_file.empty()) {
+    bearer_token(true);  // the kubelet may have rotated it
+    result = get_once(path, timeout, max_body);
+  }
+  return result;
+}
+
+HttpResult KubeClient::get_once(const std::string& path, std::chrono::milliseconds timeout, size_t max_body) const {
+  HttpResult result;
+  try {
+    auto client = make_client(timeout, timeout);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    bool too_large = false;
+    bool late = false;
+    const auto response = client->Get(
+        (config_.path_prefix + path).c_str(), httplib::Headers{{"Accept", "application/json"}},
+        [&](const char* data, size_t size) {
+          if (result.body.size() + size > max_body) return !(too_large = true);
+          if (std::chrono::steady_clock::now() > deadline) return !(late = true);
+          result.body.append(data, size);
+          return true;
+        });
+    if (too_large) result.error = "response body larger than " + std::to_string(max_body) + " bytes";
+    else if (late) result.error = "timed out after " + std::to_string(timeout.count()) + " ms";
+    else if (!response) result.error = httplib::to_string(response.error());
+    if (response) result.status = response->status;
+    if (!result.error.empty()) result.status = 0;
+  } catch (const std::exception& e) {
+    result = {};
+    result.error = std::string("request failed: ") + e.what();
+  }
+  return result;
+}
+
+HttpResult KubeClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,
+                              const std::function<bool(const char*, size_t)>& on_data,
+                              StreamCanceller* canceller) const {
+  HttpResult result = stream_once(path, idle_timeout, on_data, canceller);
+  if (result.status == 401 && !config_.token_file.empty()) {
+    bearer_token(true);
+    result = stream_once(path, idle_timeout, on_data, canceller);
+  }
+  return result;
+}
+
+HttpResult KubeClient::stream_once(const std::string& path, std::chrono::milliseconds idle_timeout,
+                                   const std::function<bool(const char*, size_t)>& on_data,
+                                   StreamCanceller* canceller) const {
+  HttpResult result;
+  try {
+    auto client = make_client(std::min(idle_timeout, std::chrono::milliseconds(10'000)), idle_timeout);
+    if (canceller != nullptr) {
+      canceller->attach(client.get());
+      if (canceller->cancelled()) {
+        canceller->attach(nullptr);
+        result.error = "cancelled";
+        return result;
+      }
+    }
+    const auto response = client->Get(
+        (config_.path_prefix + path).c_str(), httplib::Headers{{"Accept", "application/json"}},
+        [&](const httplib::Response& head) {
+          result.status = head.status;
+          return true;
+        },
+        [&](const char* data, size_t size) {
+          if (result.status != 200) {
+            if (result.body.size() < kMaxErrorBody) result.body.append(data, std::min(size, kMaxErrorBody));
+            return true;
+          }
+          return on_data(data, size);
+        });
+    if (canceller != nullptr) canceller->attach(nullptr);
+    if (!response) result.error = httplib::to_string(response.error());
+  } catch (const std::exception& e) {
+    if (canceller != nullptr) canceller->attach(nullptr);
+    result.error = std::string("request failed: ") + e.what();
+  }
+  return result;
+}
+
+}  // namespace gpu_admission::webhook::cluster

@@ -1,0 +1,83 @@
+// A small Kubernetes API client on cpp-httplib's SSLClient and OpenSSL (SPEC 10): GET with a
+// deadline and a bounded body, and streamed GETs for watches. TLS is verified against the
+// configured CA (or the system store); insecure-skip-tls-verify is honoured only when the
+// config says so (the caller logs it loudly). The bearer token of a token file (the in-cluster
+// service account, a kubeconfig tokenFile) is re-read every minute and at once after a 401, so
+// a token the kubelet rotates is picked up. Never throws; transport failures are values.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "webhook/cluster/kube_config.h"
+
+namespace httplib {
+class ClientImpl;
+}
+
+namespace gpu_admission::webhook::cluster {
+
+struct HttpResult {
+  int status = 0;      // 0: no response (see error)
+  std::string body;    // the body (bounded); for streams only a non-200 body
+  std::string error;   // transport error ("connection refused", "timed out", "body too large")
+  bool ok() const { return status == 200; }
+  std::string describe() const;  // "HTTP 403: ..." or the transport error
+};
+
+// Cancels a stream in progress from another thread (shutdown).
+class StreamCanceller {
+ public:
+  void cancel();
+  bool cancelled() const;
+
+ private:
+  friend class KubeClient;
+  void attach(httplib::ClientImpl* client);
+  mutable std::mutex mutex_;
+  httplib::ClientImpl* client_ = nullptr;
+  bool cancelled_ = false;
+};
+
+class KubeClient {
+ public:
+  explicit KubeClient(KubeConfig config);
+  ~KubeClient();
+  KubeClient(const KubeClient&) = delete;
+  KubeClient& operator=(const KubeClient&) = delete;
+
+  // Checks the CA bundle and client certificate; false with `error` set when unusable.
+  bool init(std::string& error);
+  const KubeConfig& config() const { return config_; }
+
+  // GET path (relative to the server URL's prefix), the whole exchange within `timeout`, at most
+  // `max_body` bytes of body.
+  HttpResult get(const std::string& path, std::chrono::milliseconds timeout, size_t max_body = 64u << 20) const;
+
+  // GET path and hand the body to `on_data` as it arrives (a 200 response only; stop by
+  // returning false). `idle_timeout` bounds each read.
+  HttpResult stream(const std::string& path, std::chrono::milliseconds idle_timeout,
+                    const std::function<bool(const char*, size_t)>& on_data, StreamCanceller* canceller) const;
+
+  // The bearer token in use ("" without one).
+  std::string bearer_token(bool force_reload = false) const;
+
+ private:
+  std::unique_ptr<httplib::ClientImpl> make_client(std::chrono::milliseconds connect_timeout,
+                                                   std::chrono::milliseconds read_timeout) const;
+  HttpResult get_once(const std::string& path, std::chrono::milliseconds timeout, size_t max_body) const;
+  HttpResult stream_once(const std::string& path, std::chrono::milliseconds idle_timeout,
+                         const std::function<bool(const char*, size_t)>& on_data, StreamCanceller* canceller) const;
+
+  KubeConfig config_;
+  struct Tls;
+  std::unique_ptr<Tls> tls_;
+  mutable std::mutex token_mutex_;
+  mutable std::string token_;
+  mutable std::chrono::steady_clock::time_point token_read_{};
+};
+
+}  // namespace gpu_admission::webhook::cluster
