@@ -17,7 +17,6 @@ namespace {
 
 const std::string kLimits = "/spec/containers/0/resources/limits/";
 const std::string kRequests = "/spec/containers/0/resources/requests/";
-const char* kMigAnnotationField = "metadata.annotations[\"gpu-admission.io/mig-profile\"]";
 
 // A pod of alpha, labelled and pinned to a100-secure (mixed, 1g.10gb), so that only
 // mig-resources has something to do.

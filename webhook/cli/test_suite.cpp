@@ -1,3 +1,7 @@
+// Policy test suites (test_suite.h): load_test_suite reads and checks a TestSuite file
+// (SuiteReader, CaseReader); run_test_suite runs each case through the offline evaluator
+// (evaluate_case) and compares the decision and the mutated pod with the case's expectations
+// (compare_decision, compare_pod).
 #include "webhook/cli/test_suite.h"
 
 #include "webhook/cli/input_claims.h"
@@ -260,6 +264,117 @@ SuiteLoad load_test_suite(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// The rules whose findings deny, and those whose findings warn, by name.
+struct FiredRules {
+  std::set<std::string> denied, warned;
+};
+
+FiredRules fired_rules(const policy::Decision& d) {
+  FiredRules out;
+  for (const auto& f : d.findings) {
+    if (f.action == policy::Action::Deny) out.denied.insert(std::string(policy::name_of(f.rule)));
+    if (f.action == policy::Action::Warn) out.warned.insert(std::string(policy::name_of(f.rule)));
+  }
+  return out;
+}
+
+// `allowed`, `denied` and `warned` against the decision.
+void compare_decision(const TestExpectation& e, const policy::Decision& d, std::vector<std::string>& failures) {
+  const FiredRules fired = fired_rules(d);
+  if (e.allowed && *e.allowed != d.allowed) {
+    std::string got = d.allowed ? "allowed" : "denied by " + set_text(fired.denied);
+    failures.push_back(std::string("allowed: expected ") + (*e.allowed ? "true" : "false") + ", got " +
+                       (d.allowed ? "true" : "false") + " (" + got + ")");
+  }
+  if (e.denied && *e.denied != fired.denied)
+    failures.push_back("denied: expected " + set_text(*e.denied) + ", got " + set_text(fired.denied));
+  if (e.warned && *e.warned != fired.warned)
+    failures.push_back("warned: expected " + set_text(*e.warned) + ", got " + set_text(fired.warned));
+}
+
+// Every expected key of a string map (labels, nodeSelector, limits) against the mutated object's.
+void compare_map(const std::string& what, const std::map<std::string, std::string>& expected, const Json* actual,
+                 std::vector<std::string>& failures) {
+  for (const auto& [k, v] : expected) {
+    bool present = actual && actual->is_object() && actual->contains(k);
+    std::string got = present ? map_value(*actual, k) : "";
+    if (!present) failures.push_back(what + "[" + k + "]: expected \"" + v + "\", got nothing");
+    else if (got != v) failures.push_back(what + "[" + k + "]: expected \"" + v + "\", got \"" + got + "\"");
+  }
+}
+
+// The pod's container (or init container) of that name; the last one when several share it.
+const Json* container_named(const Json* pod, const std::string& name) {
+  const Json* found = nullptr;
+  if (pod && pod->contains("spec")) {
+    for (const char* list : {"initContainers", "containers"}) {
+      if (!(*pod)["spec"].contains(list) || !(*pod)["spec"][list].is_array()) continue;
+      for (const auto& c : (*pod)["spec"][list])
+        if (map_value(c, "name") == name) found = &c;
+    }
+  }
+  return found;
+}
+
+// `labels`, `nodeSelector` and `resources` against the pod (template) of the mutated object.
+void compare_pod(const TestExpectation& e, const Json* pod, std::vector<std::string>& failures) {
+  if (e.labels) {
+    const Json* labels = pod && pod->contains("metadata") && (*pod)["metadata"].contains("labels") ? &(*pod)["metadata"]["labels"] : nullptr;
+    compare_map("labels", *e.labels, labels, failures);
+  }
+  if (e.node_selector) {
+    const Json* sel = pod && pod->contains("spec") && (*pod)["spec"].contains("nodeSelector") ? &(*pod)["spec"]["nodeSelector"] : nullptr;
+    compare_map("nodeSelector", *e.node_selector, sel, failures);
+  }
+  if (e.resources) {
+    for (const auto& [container, limits] : *e.resources) {
+      const Json* found = container_named(pod, container);
+      if (!found) {
+        failures.push_back("resources[" + container + "]: no container named \"" + container + "\"");
+        continue;
+      }
+      const Json* lim = found->contains("resources") && (*found)["resources"].contains("limits") ? &(*found)["resources"]["limits"] : nullptr;
+      compare_map("resources[" + container + "].limits", limits, lim, failures);
+    }
+  }
+}
+
+// Runs one case through the offline evaluator, with the claims and namespaces of its `objects:`.
+OfflineResult evaluate_case(const policy::CompiledPolicy& compiled, const TestCase& tc) {
+  ManifestObject manifest{tc.object, tc.object_source};
+  const std::string& ns = tc.namespace_name;
+  if (!ns.empty() && manifest.object.is_object()) {
+    // The case's namespace is the namespace the object is created in.
+    manifest.review_namespace = ns;
+  }
+  InputClaims claims;
+  InputNamespaces namespaces;
+  if (tc.namespace_labels) namespaces.set_fallback(*tc.namespace_labels);
+  for (const auto& object : tc.objects) {
+    claims.add(object, ns.empty() ? "default" : ns);
+    namespaces.add(object);
+  }
+  return evaluate_offline(compiled, manifest, ns.empty() ? "default" : ns, true, policy::ExternalFacts{&claims, &namespaces});
+}
+
+CaseResult run_case(const policy::CompiledPolicy& compiled, const TestCase& tc) {
+  CaseResult cr;
+  cr.name = tc.name;
+  OfflineResult r = evaluate_case(compiled, tc);
+  if (r.status != OfflineResult::Status::Evaluated) {
+    cr.failures.push_back("cannot evaluate the object: " + r.note);
+    return cr;  // not passed
+  }
+  compare_decision(tc.expect, r.decision, cr.failures);
+  compare_pod(tc.expect, pod_of(r.mutated), cr.failures);
+  cr.passed = cr.failures.empty();
+  return cr;
+}
+
+}  // namespace
+
 SuiteResult run_test_suite(const TestSuite& suite) {
   SuiteResult result;
   result.file = suite.file;
@@ -269,83 +384,7 @@ SuiteResult run_test_suite(const TestSuite& suite) {
     result.error = load.report();
     return result;
   }
-  for (const auto& tc : suite.cases) {
-    CaseResult cr;
-    cr.name = tc.name;
-    ManifestObject manifest{tc.object, tc.object_source};
-    std::string ns = tc.namespace_name;
-    if (!ns.empty() && manifest.object.is_object()) {
-      // The case's namespace is the namespace the object is created in.
-      manifest.review_namespace = ns;
-    }
-    InputClaims claims;
-    InputNamespaces namespaces;
-    if (tc.namespace_labels) namespaces.set_fallback(*tc.namespace_labels);
-    for (const auto& object : tc.objects) {
-      claims.add(object, ns.empty() ? "default" : ns);
-      namespaces.add(object);
-    }
-    OfflineResult r =
-        evaluate_offline(*load.policy, manifest, ns.empty() ? "default" : ns, true, policy::ExternalFacts{&claims, &namespaces});
-    if (r.status != OfflineResult::Status::Evaluated) {
-      cr.failures.push_back("cannot evaluate the object: " + r.note);
-      result.cases.push_back(std::move(cr));
-      continue;
-    }
-    const auto& d = r.decision;
-    std::set<std::string> denied, warned;
-    for (const auto& f : d.findings) {
-      if (f.action == policy::Action::Deny) denied.insert(std::string(policy::name_of(f.rule)));
-      if (f.action == policy::Action::Warn) warned.insert(std::string(policy::name_of(f.rule)));
-    }
-    const auto& e = tc.expect;
-    if (e.allowed && *e.allowed != d.allowed) {
-      std::string got = d.allowed ? "allowed" : "denied by " + set_text(denied);
-      cr.failures.push_back(std::string("allowed: expected ") + (*e.allowed ? "true" : "false") + ", got " +
-                            (d.allowed ? "true" : "false") + " (" + got + ")");
-    }
-    if (e.denied && *e.denied != denied)
-      cr.failures.push_back("denied: expected " + set_text(*e.denied) + ", got " + set_text(denied));
-    if (e.warned && *e.warned != warned)
-      cr.failures.push_back("warned: expected " + set_text(*e.warned) + ", got " + set_text(warned));
-    const Json* pod = pod_of(r.mutated);
-    auto compare_map = [&](const char* what, const std::map<std::string, std::string>& expected, const Json* actual) {
-      for (const auto& [k, v] : expected) {
-        bool present = actual && actual->is_object() && actual->contains(k);
-        std::string got = present ? map_value(*actual, k) : "";
-        if (!present) cr.failures.push_back(std::string(what) + "[" + k + "]: expected \"" + v + "\", got nothing");
-        else if (got != v) cr.failures.push_back(std::string(what) + "[" + k + "]: expected \"" + v + "\", got \"" + got + "\"");
-      }
-    };
-    if (e.labels) {
-      const Json* labels = pod && pod->contains("metadata") && (*pod)["metadata"].contains("labels") ? &(*pod)["metadata"]["labels"] : nullptr;
-      compare_map("labels", *e.labels, labels);
-    }
-    if (e.node_selector) {
-      const Json* sel = pod && pod->contains("spec") && (*pod)["spec"].contains("nodeSelector") ? &(*pod)["spec"]["nodeSelector"] : nullptr;
-      compare_map("nodeSelector", *e.node_selector, sel);
-    }
-    if (e.resources) {
-      for (const auto& [container, limits] : *e.resources) {
-        const Json* found = nullptr;
-        if (pod && pod->contains("spec")) {
-          for (const char* list : {"initContainers", "containers"}) {
-            if (!(*pod)["spec"].contains(list) || !(*pod)["spec"][list].is_array()) continue;
-            for (const auto& c : (*pod)["spec"][list])
-              if (map_value(c, "name") == container) found = &c;
-          }
-        }
-        if (!found) {
-          cr.failures.push_back("resources[" + container + "]: no container named \"" + container + "\"");
-          continue;
-        }
-        const Json* lim = found->contains("resources") && (*found)["resources"].contains("limits") ? &(*found)["resources"]["limits"] : nullptr;
-        compare_map(("resources[" + container + "].limits").c_str(), limits, lim);
-      }
-    }
-    cr.passed = cr.failures.empty();
-    result.cases.push_back(std::move(cr));
-  }
+  for (const auto& tc : suite.cases) result.cases.push_back(run_case(*load.policy, tc));
   return result;
 }
 

@@ -2,7 +2,7 @@
 // SourceMap; and JSON trees -> YAML text. The only YAML code in the project: manifests and
 // policies both come through here, then go through the one JSON decoding path.
 // Guards: nesting depth, node count (anchors, aliases and merges cannot blow up memory), duplicate
-// keys. Merge keys (`<<`) are expanded as kubectl reads them (see yaml_json.cpp).
+// keys. Merge keys (`<<`) are expanded as kubectl reads them (see yaml_reader.cpp).
 #pragma once
 
 #include <optional>
