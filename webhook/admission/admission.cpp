@@ -68,7 +68,7 @@ void add_audit_annotation(AdmissionResponse& response, const policy::Finding& f)
 
 // One request on its way through the phases: what was read, and what is said back.
 struct AdmissionService::Exchange {
-  Endpoint endpoint;
+  Endpoint endpoint = Endpoint::Validate;
   std::string_view body;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::string_view operation = "UNKNOWN", kind_name = "Unknown";
@@ -78,7 +78,9 @@ struct AdmissionService::Exchange {
 };
 
 HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body) const noexcept {
-  Exchange x{endpoint, body};
+  Exchange x;
+  x.endpoint = endpoint;
+  x.body = body;
   try {
     return serve(x);
   } catch (const std::exception& e) {
