@@ -62,6 +62,12 @@ const MigProfileEntry* Pool::find_profile_by_resource(std::string_view resource)
   return nullptr;
 }
 
+const WorkloadKindDef* CompiledPolicy::workload_kind(std::string_view group, std::string_view kind) const {
+  for (const auto& def : workload_kinds_)
+    if (def.group == group && def.kind == kind) return &def;
+  return find_builtin_ml_kind(group, kind);
+}
+
 std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig& config, const SourceMap& marks,
                                                               Issues& issues) {
   auto error = [&](const std::string& path, std::string message) {
@@ -85,6 +91,17 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   for (const auto& c : config.device_classes_mig) policy->mig_device_classes_.insert(c);
   policy->gpu_taints_ = to_taints(config.gpu_taints);
   policy->gpu_host_paths_ = make_gpu_host_path_table(config.gpu_host_paths);
+  for (size_t i = 0; i < config.workloads.size(); ++i) {
+    const WorkloadConfig& wc = config.workloads[i];
+    WorkloadKindDef def{std::string(api_group_of(wc.api_version)), wc.kind, {}};
+    for (size_t j = 0; j < wc.templates.size(); ++j) {
+      TemplatePath path;
+      if (auto err = parse_template_path(wc.templates[j], path))
+        error(index_path(index_path("spec.workloads", i) + ".templates", j), "malformed template path " + *err);
+      else def.templates.push_back(std::move(path));
+    }
+    policy->workload_kinds_.push_back(std::move(def));
+  }
 
   // Pools.
   StringMap<int> pool_index;

@@ -18,6 +18,7 @@
 #include "policy/policy_config.h"
 #include "policy/source.h"
 #include "policy/string_map.h"
+#include "policy/template_paths.h"
 
 namespace gpu_admission::policy {
 
@@ -103,6 +104,11 @@ class CompiledPolicy {
   // Pod annotation prefixes that inject devices (spec.deviceAnnotationPrefixes).
   const std::vector<std::string>& device_annotation_prefixes() const { return config_.device_annotation_prefixes; }
 
+  // A kind whose pod templates are judged by template paths (SPEC 5): spec.workloads first, then
+  // the built-in ML kinds; nullptr for others. `group` is the apiVersion's group.
+  const WorkloadKindDef* workload_kind(std::string_view group, std::string_view kind) const;
+  const std::vector<WorkloadKindDef>& policy_workload_kinds() const { return workload_kinds_; }
+
  private:
   PolicyConfig config_;
   std::string hash_;
@@ -119,6 +125,7 @@ class CompiledPolicy {
   StringSet mig_device_classes_;
   std::vector<Taint> gpu_taints_;
   HostPathTable gpu_host_paths_;
+  std::vector<WorkloadKindDef> workload_kinds_;  // spec.workloads, compiled
 };
 
 using PolicyPtr = std::shared_ptr<const CompiledPolicy>;

@@ -32,4 +32,21 @@ void keep_new_findings(Decision& decision, const Decision& before) {
   decision.allowed = !decision.has(Action::Deny);
 }
 
+void merge_template_decision(Decision& whole, const Decision& one, bool first) {
+  if (first) {
+    whole.tenant = one.tenant;
+    whole.pool = one.pool;
+    whole.slices_per_gpu = one.slices_per_gpu;
+  }
+  if (one.exempt) {
+    whole.exempt = true;
+    whole.exempt_by = one.exempt_by;
+  }
+  whole.allowed = whole.allowed && one.allowed;
+  whole.gpu_slices = std::max(whole.gpu_slices, one.gpu_slices);
+  for (size_t i = 0; i < kMutationCount; ++i) whole.mutated[i] = whole.mutated[i] || one.mutated[i];
+  whole.findings.insert(whole.findings.end(), one.findings.begin(), one.findings.end());
+  whole.patch.insert(whole.patch.end(), one.patch.begin(), one.patch.end());
+}
+
 }  // namespace gpu_admission::policy

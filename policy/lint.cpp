@@ -9,6 +9,7 @@
 
 #include "policy/glob.h"
 #include "policy/ids.h"
+#include "policy/template_paths.h"
 
 namespace gpu_admission::policy {
 namespace {
@@ -172,11 +173,41 @@ void gpu_cap_not_deny(Lint& l) {
          "are not enforced, so any pod may take more GPUs than its cap");
 }
 
+// Why a spec.workloads template path that parses looks wrong, or "" when it looks right: pod
+// templates live under spec and end in a field named like "template" ("workerTemplate").
+std::string suspicious_template_path(const TemplatePath& path) {
+  if (path.steps.empty() || path.steps.front().name != "spec")
+    return "does not start at spec: pod templates of workloads live under spec";
+  const PathStep& last = path.steps.back();
+  if (last.kind != PathStep::Kind::Field) return "ends in * or [*]: every value there is taken for a pod template";
+  std::string lower;
+  for (char c : last.name) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (lower.size() < 8 || lower.compare(lower.size() - 8, 8, "template") != 0)
+    return "ends in \"" + last.name + "\", not a field named like template: is this the pod template?";
+  return "";
+}
+
+void workload_paths(Lint& l) {
+  for (size_t i = 0; i < l.config.workloads.size(); ++i) {
+    const WorkloadConfig& w = l.config.workloads[i];
+    const std::string at = index_path("spec.workloads", i);
+    if (find_builtin_ml_kind(api_group_of(w.api_version), w.kind))
+      l.warn(at + ".kind", "replaces the built-in template paths of " + w.kind + " (" + w.api_version + ")");
+    for (size_t j = 0; j < w.templates.size(); ++j) {
+      TemplatePath path;
+      if (parse_template_path(w.templates[j], path)) continue;  // an error, reported by the loader
+      std::string why = suspicious_template_path(path);
+      if (!why.empty()) l.warn(index_path(at + ".templates", j), "\"" + w.templates[j] + "\" " + why);
+    }
+  }
+}
+
 using Check = void (*)(Lint&);
-constexpr std::array<Check, 9> kChecks = {
+constexpr std::array<Check, 10> kChecks = {
     namespace_star,    controller_usernames,        service_account_namespace_globs,
     adversarial_mps,   mig_with_sharing,            tenant_without_default_pool,
     pool_selector_off, mig_resources_off,           gpu_cap_not_deny,
+    workload_paths,
 };
 
 }  // namespace

@@ -487,6 +487,25 @@ std::optional<DecodeError> decode_pod_as(element object_el, WorkloadKind kind, P
   return decoder.error;
 }
 
+std::optional<DecodeError> decode_pod_template(element object_el, element template_el, std::string_view field_prefix,
+                                               std::string_view pointer, PodView& pod, bool check_duplicates) {
+  pod.clear();
+  pod.custom_template = true;
+  pod.template_prefix = field_prefix;
+  pod.template_pointer = pointer;
+  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
+  if (check_duplicates)
+    if (auto err = find_duplicate_keys(object_el)) return err;
+  if (auto err = identity(object_el.get_object().value_unsafe(), pod)) return err;
+  std::string_view shown = field_prefix.empty() ? field_prefix : field_prefix.substr(0, field_prefix.size() - 1);
+  if (template_el.type() != element_type::OBJECT) return DecodeError{std::string(shown), "must be an object"};
+  Decoder decoder(pod, field_prefix);
+  object pod_obj = template_el.get_object().value_unsafe();
+  Loc root;
+  if (decoder.metadata(pod_obj, root)) decoder.spec(pod_obj, root);
+  return decoder.error;
+}
+
 std::optional<DecodeError> decode_pod(element object_el, PodView& pod) {
   if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
   auto kind_r = object_el.get_object().value_unsafe().at_key("kind");

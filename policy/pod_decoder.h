@@ -36,4 +36,12 @@ std::optional<DecodeError> decode_pod(simdjson::dom::element object, PodView& po
 std::optional<DecodeError> decode_pod_as(simdjson::dom::element object, WorkloadKind kind, PodView& pod,
                                          bool check_duplicates = true);
 
+// Decodes one pod template of a kind from a table (ML workloads, SPEC 5): identity (name,
+// namespace) from `object`, the pod from `template_el` (an element inside `object`). Field paths
+// start with `field_prefix` ("spec.x.Worker.template."); `field_prefix` and `pointer` are kept
+// as views in `pod`: they must outlive it.
+std::optional<DecodeError> decode_pod_template(simdjson::dom::element object, simdjson::dom::element template_el,
+                                               std::string_view field_prefix, std::string_view pointer, PodView& pod,
+                                               bool check_duplicates = true);
+
 }  // namespace gpu_admission::policy

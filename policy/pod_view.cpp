@@ -36,6 +36,8 @@ std::string_view workload_field_prefix(WorkloadKind kind) {
 
 void PodView::clear() {
   workload = WorkloadKind::Pod;
+  custom_template = false;
+  template_prefix = template_pointer = {};
   api_version = name = generate_name = namespace_name = {};
   has_metadata = has_labels = has_annotations = has_spec = has_node_selector = false;
   labels.clear();
@@ -104,7 +106,7 @@ std::string_view container_list_name(ContainerKind kind) {
 }
 
 std::string container_field(const PodView& pod, const ContainerView& c) {
-  std::string out(workload_field_prefix(pod.workload));
+  std::string out(pod_field_prefix(pod));
   out += "spec.";
   out += container_list_name(c.kind);
   out += '[';

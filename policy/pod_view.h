@@ -115,6 +115,13 @@ struct HostPathVolume {
 
 struct PodView {
   WorkloadKind workload = WorkloadKind::Pod;
+  // A template of a kind from a table (ML workloads, SPEC 5): its field path prefix
+  // ("spec.pytorchReplicaSpecs.Worker.template.") and JSON Pointer
+  // ("/spec/pytorchReplicaSpecs/Worker/template"), owned by the caller. Unset for Pods and the
+  // built-in workload kinds, whose prefix comes from `workload`.
+  bool custom_template = false;
+  std::string_view template_prefix;
+  std::string_view template_pointer;
   std::string_view api_version;
   std::string_view name;
   std::string_view generate_name;
@@ -149,6 +156,14 @@ struct PodView {
  private:
   std::vector<ContainerView> recycled_containers_;
 };
+
+// The field path prefix and JSON Pointer of the pod inside its object (custom template or kind's).
+inline std::string_view pod_field_prefix(const PodView& pod) {
+  return pod.custom_template ? pod.template_prefix : workload_field_prefix(pod.workload);
+}
+inline std::string_view pod_json_pointer(const PodView& pod) {
+  return pod.custom_template ? pod.template_pointer : workload_pod_pointer(pod.workload);
+}
 
 // Field path of a container: "spec.initContainers[0]" (with the workload prefix).
 std::string container_field(const PodView& pod, const ContainerView& c);

@@ -53,6 +53,13 @@ struct TenantConfig {
   std::string default_pool;
 };
 
+// spec.workloads[]: a kind whose pod templates are judged (SPEC 5), by template paths.
+struct WorkloadConfig {
+  std::string api_version;  // "example.com/v1": the group is what matters
+  std::string kind;
+  std::vector<std::string> templates;  // "spec.roles[*].template"
+};
+
 struct PolicyConfig {
   std::string name;
   std::vector<std::string> exempt_namespaces;
@@ -71,6 +78,7 @@ struct PolicyConfig {
   std::array<bool, kMutationCount> mutations = {true, true, true, true};
   std::vector<PoolConfig> pools;
   std::vector<TenantConfig> tenants;
+  std::vector<WorkloadConfig> workloads;
 };
 
 }  // namespace gpu_admission::policy

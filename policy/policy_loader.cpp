@@ -2,6 +2,9 @@
 
 #include <set>
 
+#include "policy/pod_decoder.h"
+#include "policy/template_paths.h"
+
 namespace gpu_admission::policy {
 namespace {
 
@@ -249,6 +252,35 @@ void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig
     r.read_string(v["defaultPool"], child_path(path, "defaultPool"), tenant.default_pool);
 }
 
+// spec.workloads[]: {apiVersion: example.com/v1, kind: Trainer, templates: ["spec.roles[*].template"]}.
+void read_workload(Reader& r, const json& v, const std::string& path, WorkloadConfig& w) {
+  if (!r.expect_object(v, path)) return;
+  r.check_fields(v, path, {"apiVersion", "kind", "templates"});
+  const std::string av = child_path(path, "apiVersion");
+  if (!v.contains("apiVersion")) r.error(path, "missing required field \"apiVersion\"");
+  else if (r.read_string(v["apiVersion"], av, w.api_version, false) && api_group_of(w.api_version).empty())
+    r.error(av, "must name an API group (group/version, e.g. example.com/v1)");
+  if (!v.contains("kind")) r.error(path, "missing required field \"kind\"");
+  else r.read_string(v["kind"], child_path(path, "kind"), w.kind, false);
+  const std::string group(api_group_of(w.api_version));
+  if ((group == "apps" || group == "batch") && workload_kind_from(w.kind))
+    r.error(child_path(path, "kind"), "\"" + w.kind + "\" of " + group + " is a built-in workload kind");
+  const std::string tp = child_path(path, "templates");
+  if (!v.contains("templates")) {
+    r.error(path, "missing required field \"templates\" (the pod template paths)");
+    return;
+  }
+  r.read_string_list(v["templates"], tp, w.templates);
+  if (v["templates"].is_array() && v["templates"].empty()) r.error(tp, "must list at least one template path");
+  for (size_t i = 0; v["templates"].is_array() && i < v["templates"].size(); ++i) {
+    TemplatePath parsed;
+    const json& item = v["templates"][i];
+    if (!item.is_string()) continue;
+    if (auto err = parse_template_path(item.get<std::string>(), parsed))
+      r.error(index_path(tp, i), "malformed template path " + *err);
+  }
+}
+
 // Returns the mapping at spec.<key> when it is present and not null (errors reported).
 const json* section(Reader& r, const json& spec, const char* key) {
   if (!spec.contains(key) || spec[key].is_null()) return nullptr;
@@ -366,7 +398,7 @@ void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   const std::string path = "spec";
   if (!r.expect_object(spec, path)) return;
   r.check_fields(spec, path, {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths", "deviceAnnotationPrefixes", "defaults",
-                              "rules", "mutations", "pools", "tenants"});
+                              "rules", "mutations", "pools", "tenants", "workloads"});
   read_exemptions(r, spec, config);
   read_gpu_resources(r, spec, config);
   read_device_classes(r, spec, config);
@@ -377,6 +409,7 @@ void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   read_mutations(r, spec, config);
   read_list(r, spec, "pools", "pools", config.pools, read_pool);
   read_list(r, spec, "tenants", "tenants", config.tenants, read_tenant);
+  read_list(r, spec, "workloads", "workload kinds", config.workloads, read_workload);
 }
 
 }  // namespace
@@ -477,7 +510,7 @@ json policy_config_to_json(const PolicyConfig& c) {
   json defaults = {{"unmappedGpuPods", std::string(kUnmappedGpuPodsNames[static_cast<size_t>(c.unmapped_gpu_pods)])},
                    {"gpuTaints", taints(c.gpu_taints)}};
   if (c.default_max_gpus_per_pod) defaults["maxGpusPerPod"] = *c.default_max_gpus_per_pod;
-  return {
+  json out = {
       {"apiVersion", std::string(kPolicyApiVersion)},
       {"kind", std::string(kPolicyKind)},
       {"metadata", {{"name", c.name}}},
@@ -493,6 +526,13 @@ json policy_config_to_json(const PolicyConfig& c) {
         {"pools", pools},
         {"tenants", tenants}}},
   };
+  if (!c.workloads.empty()) {  // left out when empty: the output (and the policy hash) stay as before
+    json workloads = json::array();
+    for (const auto& w : c.workloads)
+      workloads.push_back({{"apiVersion", w.api_version}, {"kind", w.kind}, {"templates", w.templates}});
+    out["spec"]["workloads"] = workloads;
+  }
+  return out;
 }
 
 }  // namespace gpu_admission::policy

@@ -4,7 +4,7 @@
 
 namespace gpu_admission::policy {
 
-PodPatcher::PodPatcher(PodView& pod, Patch& patch) : pod_(pod), patch_(patch), base_(workload_pod_pointer(pod.workload)) {}
+PodPatcher::PodPatcher(PodView& pod, Patch& patch) : pod_(pod), patch_(patch), base_(pod_json_pointer(pod)) {}
 
 std::string PodPatcher::pod_path(std::string_view rest) const {
   std::string out(base_);

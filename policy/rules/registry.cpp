@@ -18,7 +18,7 @@ const std::array<RuleDef, kRuleCount>& rule_table() {
 }
 
 std::string RuleContext::field(std::string_view pod_relative) const {
-  std::string out(workload_field_prefix(pod.workload));
+  std::string out(pod_field_prefix(pod));
   out += pod_relative;
   return out;
 }

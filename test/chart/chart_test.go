@@ -1111,6 +1111,37 @@ func TestDisablingTheMutatingWebhook(t *testing.T) {
 	one(t, res, "ValidatingWebhookConfiguration")
 }
 
+// The built-in ML kinds are listed in values, off: none is registered by default; switched on,
+// each is registered on /validate only (SPEC 5), for CREATE and UPDATE, with no wildcard.
+func TestExtraWorkloadKinds(t *testing.T) {
+	res := renderValues(t, "{}")
+	for _, h := range list(one(t, res, "ValidatingWebhookConfiguration"), "webhooks") {
+		expectEq(t, "default rules", flattenRules(t, list(h, "rules")), wantValidatingRules)
+	}
+	on := renderValues(t, `webhooks:
+  validating:
+    extraKinds:
+      - {name: kubeflow-training, enabled: true, apiGroup: kubeflow.org, apiVersions: [v1, v2beta1], resources: [pytorchjobs, mpijobs]}
+      - {name: kuberay, enabled: true, apiGroup: ray.io, apiVersions: [v1], resources: [rayclusters]}
+      - {name: volcano, enabled: false, apiGroup: batch.volcano.sh, apiVersions: [v1alpha1], resources: [jobs]}
+`)
+	want := append([]string{}, wantValidatingRules...)
+	want = append(want, "kubeflow.org/v1/pytorchjobs:CREATE", "kubeflow.org/v1/pytorchjobs:UPDATE",
+		"kubeflow.org/v1/mpijobs:CREATE", "kubeflow.org/v1/mpijobs:UPDATE",
+		"kubeflow.org/v2beta1/pytorchjobs:CREATE", "kubeflow.org/v2beta1/pytorchjobs:UPDATE",
+		"kubeflow.org/v2beta1/mpijobs:CREATE", "kubeflow.org/v2beta1/mpijobs:UPDATE",
+		"ray.io/v1/rayclusters:CREATE", "ray.io/v1/rayclusters:UPDATE")
+	sort.Strings(want)
+	for _, h := range list(one(t, on, "ValidatingWebhookConfiguration"), "webhooks") {
+		expectEq(t, "rules with ML kinds", flattenRules(t, list(h, "rules")), want)
+	}
+	for _, h := range list(one(t, on, "MutatingWebhookConfiguration"), "webhooks") {
+		expectEq(t, "mutating rules", flattenRules(t, list(h, "rules")), wantMutatingRules)
+	}
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, `webhooks: {validating: {extraKinds: [{name: x, apiGroup: a.io, apiVersions: ["*"], resources: [things]}]}}`)}}, "extraKinds")
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, `webhooks: {validating: {extraKinds: [{name: x, apiGroup: a.io, resources: [things]}]}}`)}}, "apiVersions")
+}
+
 func TestPreStopByKubernetesVersion(t *testing.T) {
 	res := mustRender(t, Options{KubeVersion: "v1.30.2-eks-1234"})
 	expectEq(t, "sleep action", get(container(t, res), "lifecycle", "preStop", "sleep", "seconds"), float64(5))

@@ -95,9 +95,9 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   x.response.uid = x.request.uid;
 
   // Decide.
-  const ReviewTarget target = target_of(x.request);
-  Plan plan = plan_for(x.endpoint, x.request, target);
   policy::PolicyPtr policy = policies_.get();
+  const ReviewTarget target = target_of(x.request, policy.get());
+  Plan plan = plan_for(x.endpoint, x.request, target);
   if (plan == Plan::Allow) return reply_with(x, "allowed");
   if (!policy) {
     // No policy loaded (cannot happen after start-up): fail closed.

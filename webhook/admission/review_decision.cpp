@@ -5,9 +5,14 @@
 
 namespace gpu_admission::webhook {
 
-ReviewTarget target_of(const AdmissionRequest& request) {
+ReviewTarget target_of(const AdmissionRequest& request, const policy::CompiledPolicy* policy) {
   ReviewTarget target;
-  if (auto kind = policy::workload_kind_from(request.kind)) {
+  const policy::WorkloadKindDef* def = policy ? policy->workload_kind(request.kind_group, request.kind)
+                                              : policy::find_builtin_ml_kind(request.kind_group, request.kind);
+  if (def) {
+    target.what = ReviewTarget::What::Templates;
+    target.templates = def;
+  } else if (auto kind = policy::workload_kind_from(request.kind)) {
     target.what = ReviewTarget::What::Workload;
     target.workload = *kind;
   } else if (request.kind_group == "resource.k8s.io" && policy::is_claim_kind(request.kind, &target.claim)) {
@@ -19,6 +24,11 @@ ReviewTarget target_of(const AdmissionRequest& request) {
 Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, const ReviewTarget& target) {
   if (target.what == ReviewTarget::What::Other) return Plan::Allow;  // nothing to say
   if (target.what == ReviewTarget::What::Claim) {
+    if (endpoint == Endpoint::Mutate || !req.sub_resource.empty()) return Plan::Allow;
+    return req.operation == "CREATE" ? Plan::EvaluateCreate : req.operation == "UPDATE" ? Plan::EvaluateUpdate : Plan::Allow;
+  }
+  if (target.what == ReviewTarget::What::Templates) {
+    // /mutate never patches these kinds; their status and scale subresources hold no templates.
     if (endpoint == Endpoint::Mutate || !req.sub_resource.empty()) return Plan::Allow;
     return req.operation == "CREATE" ? Plan::EvaluateCreate : req.operation == "UPDATE" ? Plan::EvaluateUpdate : Plan::Allow;
   }
@@ -61,6 +71,44 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
   return std::nullopt;
 }
 
+const policy::TemplateMatch* same_template(const std::vector<policy::TemplateMatch>& list, const std::string& field) {
+  for (const auto& t : list)
+    if (t.field == field) return &t;
+  return nullptr;
+}
+
+std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy, Plan plan,
+                                            const AdmissionRequest& request, const policy::WorkloadKindDef& def,
+                                            ReviewScratch& s, policy::Decision& out,
+                                            const policy::ExternalFacts& facts, const std::function<void()>& probe) {
+  out.clear();
+  if (auto err = policy::find_templates(request.object, def, s.templates)) return ObjectError{"request.object", *err};
+  s.old_templates.clear();
+  const bool update = plan == Plan::EvaluateUpdate && request.has_old_object;
+  if (update && policy::find_templates(request.old_object, def, s.old_templates)) s.old_templates.clear();
+  policy::EvalOptions options;
+  options.namespace_name = request.namespace_name;
+  options.username = request.username;
+  options.set_facts(facts);
+  options.mutate = true;  // templates are judged as the pods they create, which pass /mutate
+  if (probe) probe();
+  for (size_t i = 0; i < s.templates.size(); ++i) {
+    const policy::TemplateMatch& t = s.templates[i];
+    if (auto err = policy::decode_pod_template(request.object, t.element, t.prefix, t.pointer, s.pod, false))
+      return ObjectError{"request.object", *err};
+    policy::evaluate(policy, s.pod, options, s.one);
+    const policy::TemplateMatch* old = same_template(s.old_templates, t.field);
+    if (old && !s.one.exempt &&
+        !policy::decode_pod_template(request.old_object, old->element, old->prefix, old->pointer, s.old_pod, false)) {
+      policy::evaluate(policy, s.old_pod, options, s.old_decision);
+      policy::keep_new_findings(s.one, s.old_decision);
+    }
+    policy::merge_template_decision(out, s.one, i == 0);
+  }
+  out.patch.clear();  // /validate answers these kinds without a patch
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
@@ -70,6 +118,8 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   if (!request.has_object) return ObjectError{"request.object", {"", "missing"}};
   if (target.what == ReviewTarget::What::Claim)
     return decide_claim(policy, plan, request, target.claim, scratch, out, facts, probe);
+  if (target.what == ReviewTarget::What::Templates && target.templates)
+    return decide_templates(policy, plan, request, *target.templates, scratch, out, facts, probe);
   const policy::WorkloadKind kind = target.workload;
   if (auto err = policy::decode_pod_as(request.object, kind, scratch.pod, false))
     return ObjectError{"request.object", *err};

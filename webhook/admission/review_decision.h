@@ -13,6 +13,7 @@
 #include "policy/evaluator.h"
 #include "policy/decision.h"
 #include "policy/pod_decoder.h"
+#include "policy/template_finder.h"
 #include "webhook/admission/admission_review.h"
 
 namespace gpu_admission::webhook {
@@ -23,15 +24,19 @@ enum class Endpoint { Validate, Mutate };
 enum class Plan { Allow, EvaluateCreate, EvaluateUpdate };
 
 // The object a request is about, from request.kind: a Pod or a workload with a pod template, a
-// DRA claim or claim template (group resource.k8s.io), or something the webhook does not judge.
+// DRA claim or claim template (group resource.k8s.io), a kind judged by template paths (ML
+// workloads and spec.workloads, by group and kind: SPEC 5), or something the webhook does not judge.
 struct ReviewTarget {
-  enum class What { Other, Workload, Claim };
+  enum class What { Other, Workload, Claim, Templates };
   What what = What::Other;
   policy::WorkloadKind workload = policy::WorkloadKind::Pod;
   policy::ClaimKind claim = policy::ClaimKind::Claim;
+  const policy::WorkloadKindDef* templates = nullptr;  // What::Templates: owned by the policy or static
 };
 
-ReviewTarget target_of(const AdmissionRequest& request);
+// `policy` adds its spec.workloads kinds to the built-in ML kinds (null: built-in only); the
+// target then points into it, so keep the policy alive while using the target.
+ReviewTarget target_of(const AdmissionRequest& request, const policy::CompiledPolicy* policy = nullptr);
 
 Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, const ReviewTarget& target);
 
@@ -42,6 +47,9 @@ struct ReviewScratch {
   policy::ClaimView claim;
   policy::ClaimView old_claim;
   policy::Decision old_decision;
+  policy::Decision one;  // one template of a kind judged by template paths
+  std::vector<policy::TemplateMatch> templates;
+  std::vector<policy::TemplateMatch> old_templates;
 };
 
 // An object of the request that cannot be read: `which` is "request.object" or "request.oldObject".
@@ -53,7 +61,9 @@ struct ObjectError {
 
 // Decodes and evaluates the request's object for `plan` (not Allow). Pods are judged as they
 // arrive on /validate and mutated on /mutate; workload templates are judged as the pods they
-// will create; claims and claim templates on their own. A pod's DRA claims and its namespace's
+// will create; claims and claim templates on their own. Kinds judged by template paths: every
+// template as the pod it will create, `out` holding all templates' findings (an UPDATE refused
+// only for findings the old object's same template did not have). A pod's DRA claims and its namespace's
 // labels come from `facts` (null members: unknown). `probe`, when set, runs between decoding and evaluation (tests
 // inject faults).
 std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,

@@ -26,7 +26,9 @@ constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE]
 Evaluates Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets,
 ReplicationControllers, Jobs and CronJobs offline, as the API server's chain would on CREATE:
 a Pod passes /mutate, then /validate judges the mutated pod; a template is judged as the pod
-it will create. ResourceClaims and ResourceClaimTemplates are judged too, and resolve the claims
+it will create. ML workloads (PyTorchJob, MPIJob, JobSet, RayCluster, ... and the policy's
+spec.workloads) are judged template by template, one result per template named by its path.
+ResourceClaims and ResourceClaimTemplates are judged too, and resolve the claims
 of the pods among the same inputs; Namespace objects give their labels to tenant selection. An AdmissionReview is judged exactly as /validate judges it (its operation,
 user, namespace and oldObject). Reads multi-document YAML, JSON, `kind: List` and
 AdmissionReview JSON; `-` reads standard input; a directory is searched recursively for .yaml,
@@ -49,6 +51,7 @@ std::string object_title(const OfflineResult& r) {
   out += ' ';
   out += r.namespace_name.empty() ? "" : r.namespace_name + "/";
   out += r.name.empty() ? "(unnamed)" : r.name;
+  if (!r.template_path.empty()) out += " [" + r.template_path + "]";
   return out;
 }
 
@@ -97,6 +100,7 @@ void print_text(const std::vector<OfflineResult>& results) {
 
 Json result_json(const OfflineResult& r) {
   Json out = {{"kind", r.kind}, {"namespace", r.namespace_name}, {"name", r.name}, {"allowed", r.allowed()}};
+  if (!r.template_path.empty()) out["template"] = r.template_path;
   Json violations = Json::array();
   Json warnings = Json::array();
   for (const auto& f : r.decision.findings) {
@@ -141,6 +145,7 @@ void print_yaml(const std::vector<OfflineResult>& results) {
           std::fprintf(stderr, "%s: %s denied: [%s] %s\n", r.source.c_str(), object_title(r).c_str(),
                        std::string(policy::name_of(f.rule)).c_str(), f.message.c_str());
     }
+    if (r.repeat) continue;  // another template of the object printed just before
     if (!first) std::printf("---\n");
     first = false;
     std::printf("%s", to_yaml(r.mutated).c_str());
@@ -261,7 +266,9 @@ int run_check(const Args& args) {
 
   std::vector<OfflineResult> results;
   for (const auto& object : objects) {
-    results.push_back(evaluate_offline(*load.policy, object, default_namespace, !parsed.has("--no-mutate"), facts));
+    for (auto& one : split_templates(
+             evaluate_offline(*load.policy, object, default_namespace, !parsed.has("--no-mutate"), facts)))
+      results.push_back(std::move(one));
     if (results.back().status == OfflineResult::Status::Error) {
       const auto& r = results.back();
       std::fprintf(stderr, "gpu-admission check: %s: %s: %s\n", r.source.c_str(), object_title(r).c_str(), r.note.c_str());

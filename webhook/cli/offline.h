@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
@@ -27,6 +28,14 @@ struct OfflineResult {
   policy::Decision decision;  // when evaluated
   Json patch = Json::array(); // the patch as JSON
   Json mutated;               // the object after the patch
+  // Kinds judged by template paths (ML workloads, SPEC 5): the template this result is about
+  // ("spec.pytorchReplicaSpecs.Worker.template"), empty otherwise. `repeat`: the same object as
+  // the result before it (one result per template; printed once as YAML).
+  std::string template_path;
+  bool repeat = false;
+  // The whole object's result holds one result per template here; its decision is theirs merged
+  // (denied when any template is), its patch and mutated object those of all templates.
+  std::vector<OfflineResult> templates;
 
   bool allowed() const { return status != Status::Evaluated || decision.allowed; }
 };
@@ -34,8 +43,13 @@ struct OfflineResult {
 // `default_namespace` is used for objects that name none (and are not AdmissionReviews).
 // ResourceClaims and ResourceClaimTemplates are judged on their own; a pod's claims and its
 // namespace's labels come from `facts` (the claims and Namespaces among the same inputs).
+// Kinds judged by template paths (spec.workloads, then the built-in ML kinds, by apiVersion group
+// and kind) are judged template by template, each as the pod it will create (mutated).
 OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
                                const std::string& default_namespace, bool mutate_pods = true,
                                const policy::ExternalFacts& facts = {});
+
+// The results to print for one object: its templates' results when it has them, else itself.
+std::vector<OfflineResult> split_templates(OfflineResult whole);
 
 }  // namespace gpu_admission::webhook
