@@ -23,28 +23,17 @@ class Decoder : public dom::Reader {
 
   // selectors[j].cel.expression of a request or subrequest.
   bool selectors(object obj, DeviceSubrequest& out, const Loc& at) {
-    element v;
-    if (!get(obj, "selectors", v)) return true;
-    Loc list_at = at.child("selectors");
-    array list;
-    if (!as_array(v, list, list_at)) return false;
-    size_t j = 0;
-    for (element item : list) {
-      Loc item_at = list_at.item(j++);
-      object selector, cel;
-      if (!as_object(item, selector, item_at)) return false;
+    return each_object(obj, "selectors", at, [&](object selector, const Loc& item_at, uint32_t) {
       Loc cel_at = item_at.child("cel");
-      if (!child_object(selector, "cel", cel, cel_at)) {
-        if (error) return false;
-        continue;
-      }
+      object cel;
+      if (!child_object(selector, "cel", cel, cel_at)) return !error;
       std::string_view expression;
       element e;
-      if (!get(cel, "expression", e)) continue;
+      if (!get(cel, "expression", e)) return true;
       if (!as_string(e, expression, cel_at.child("expression"))) return false;
       out.selectors.push_back(expression);
-    }
-    return true;
+      return true;
+    });
   }
 
   bool allocation(object obj, DeviceSubrequest& out, const Loc& at) {
@@ -117,24 +106,14 @@ class Decoder : public dom::Reader {
   }
 
   bool requests(object devices, const Loc& devices_at) {
-    element v;
-    if (!get(devices, "requests", v)) return true;
-    Loc at = devices_at.child("requests");
-    array list;
-    if (!as_array(v, list, at)) return false;
-    uint32_t i = 0;
-    for (element item : list) {
-      Loc item_at = at.item(i);
-      object req;
-      if (!as_object(item, req, item_at)) return false;
+    return each_object(devices, "requests", devices_at, [&](object req, const Loc& item_at, uint32_t i) {
       DeviceRequestView& out = claim_.requests.emplace_back();
-      out.index = i++;
+      out.index = i;
       if (!optional_string(req, "name", out.name, item_at)) return false;
-      if (!(shape_ == Shape::Exactly ? request_exactly(req, out, item_at) : request_flat(req, out, item_at)))
-        return false;
-    }
-    return true;
+      return shape_ == Shape::Exactly ? request_exactly(req, out, item_at) : request_flat(req, out, item_at);
+    });
   }
+
 
   // opaque.parameters of the NVIDIA GPU driver: kind and sharing.strategy.
   bool nvidia_parameters(object opaque, DriverConfigView& out, const Loc& opaque_at) {
@@ -172,20 +151,10 @@ class Decoder : public dom::Reader {
   }
 
   bool configs(object devices, const Loc& devices_at) {
-    element v;
-    if (!get(devices, "config", v)) return true;
-    Loc at = devices_at.child("config");
-    array list;
-    if (!as_array(v, list, at)) return false;
-    uint32_t i = 0;
-    for (element item : list) {
-      Loc item_at = at.item(i);
-      object cfg;
-      if (!as_object(item, cfg, item_at) || !config_entry(cfg, i, item_at)) return false;
-      ++i;
-    }
-    return true;
+    return each_object(devices, "config", devices_at,
+                       [&](object cfg, const Loc& item_at, uint32_t i) { return config_entry(cfg, i, item_at); });
   }
+
 
   // spec.devices (claim) or spec.spec.devices (template).
   bool devices(object root_obj, const Loc& root) {

@@ -104,6 +104,25 @@ class Reader {
     out = e.get_bool().value_unsafe();
     return true;
   }
+  // Calls `each(item, item_at, index)` for every entry of the list at `key` (absent or null: no
+  // call), requiring a list there and an object in every entry; stops at the first false.
+  template <typename Each>
+  bool each_object(object parent, std::string_view key, const Loc& parent_at, Each each) {
+    element v;
+    if (!get(parent, key, v)) return true;
+    Loc at = parent_at.child(key);
+    array list;
+    if (!as_array(v, list, at)) return false;
+    uint32_t i = 0;
+    for (element e : list) {
+      Loc item_at = at.item(i);
+      object item;
+      if (!as_object(e, item, item_at) || !each(item, item_at, i)) return false;
+      ++i;
+    }
+    return true;
+  }
+
   // Finds `key` and requires an object there; false with no error when absent.
   bool child_object(object parent, std::string_view key, object& out, const Loc& at) {
     element e;

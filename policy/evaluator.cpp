@@ -10,23 +10,6 @@
 namespace gpu_admission::policy {
 namespace {
 
-// pool-selector never overwrites a nodeSelector key the pod sets: it can pin the pod to `pool`
-// only when the pod sets none of the pool's keys to another value.
-bool can_pin(const PodView& pod, const Pool& pool) {
-  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& kv) {
-    bool found = false;
-    return pod.node_selector_value(kv.first, &found) == kv.second || !found;
-  });
-}
-
-// The nodeSelector holds every label of `pool`: what pool-selector writes.
-bool pins_default(const PodView& pod, const Pool& pool) {
-  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& kv) {
-    bool found = false;
-    return pod.node_selector_value(kv.first, &found) == kv.second && found;
-  });
-}
-
 void run_mutations(const CompiledPolicy& policy, MutationContext& ctx, Decision& out) {
   using Fn = bool (*)(MutationContext&);
   constexpr std::array<Fn, kMutationCount> kMutations = {mutate_mig_resources, mutate_tenant_labels,
@@ -55,11 +38,12 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   PoolResolution pools = resolve_pools(policy, pod);
   const MemoizedClaims memo(options.claims);  // each claim looked up once per evaluation
   const ClaimResolver* claims = memo.get();
-  const bool gpu_pod = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns).gpu_pod();
+  // Whether it is a GPU pod, and which containers use GPU claims, does not depend on the pool.
+  GpuRequest gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns);
+  const bool gpu_pod = gpu.gpu_pod();
   out.tenant = tenant;
 
   std::vector<QuantityProblem> problems;
-  GpuRequest gpu;
   if (options.mutate) {
     // A GPU pod that is not pinned is mutated in its tenant's default pool, where pool-selector
     // pins it; when pool-selector is off nothing pins it there, and it has no pool.
@@ -68,14 +52,14 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
     // made for the default pool, so a second pass over the mutated pod changes nothing.
     if (pools.named.size() > 1 && tenant && tenant->default_pool >= 0 &&
         std::find(pools.named.begin(), pools.named.end(), &policy.pools()[tenant->default_pool]) != pools.named.end() &&
-        pins_default(pod, policy.pools()[tenant->default_pool]))
+        selector_holds(pod, policy.pools()[tenant->default_pool]))
       pool = &policy.pools()[tenant->default_pool];
     if (!pools.pinned && gpu_pod && tenant && tenant->default_pool >= 0) {
       const Pool& fallback = policy.pools()[tenant->default_pool];
       const bool escapes = pools.named.size() == 1;  // judged in the default pool, pinned or not
-      if (escapes || (policy.mutation_enabled(MutationId::PoolSelector) && can_pin(pod, fallback))) pool = &fallback;
+      if (escapes || (policy.mutation_enabled(MutationId::PoolSelector) && !selector_contradicts(pod, fallback)))
+        pool = &fallback;
     }
-    gpu = compute_gpu_request(policy, pod, pool, nullptr, claims, ns);
     PodPatcher patcher(pod, out.patch);
     MutationContext ctx{policy, pod, tenant, pool, gpu_pod, pools.pinned, gpu.claims, patcher};
     run_mutations(policy, ctx, out);

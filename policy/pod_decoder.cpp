@@ -81,80 +81,45 @@ class Decoder : public dom::Reader {
   // env (name, literal value, valueFrom) and envFrom (prefixes) of one container.
   bool env(object obj, ContainerView& c, const Loc& at) {
     element v;
-    if (get(obj, "env", v)) {
-      Loc env_at = at.child("env");
-      array list;
-      if (!as_array(v, list, env_at)) return false;
-      c.has_env = true;
-      size_t i = 0;
-      for (element item : list) {
-        Loc item_at = env_at.item(i++);
-        object var;
-        if (!as_object(item, var, item_at)) return false;
-        EnvVar entry;
-        if (!optional_string(var, "name", entry.name, item_at)) return false;
-        // A value that is not a string (the API server refuses it) is read as no value: it is
-        // never the one value, "void", that a rule accepts.
-        element value;
-        if (get(var, "value", value) && value.type() == element_type::STRING) entry.value = value.get_string().value_unsafe();
-        element from;
-        entry.value_from = get(var, "valueFrom", from) && !from.is_null();
-        c.env.push_back(entry);
-      }
-    }
-    if (get(obj, "envFrom", v)) {
-      Loc from_at = at.child("envFrom");
-      array list;
-      if (!as_array(v, list, from_at)) return false;
-      uint32_t i = 0;
-      for (element item : list) {
-        Loc item_at = from_at.item(i);
-        object source;
-        if (!as_object(item, source, item_at)) return false;
-        EnvFromSource entry;
-        entry.index = i++;
-        if (!optional_string(source, "prefix", entry.prefix, item_at)) return false;
-        c.env_from.push_back(entry);
-      }
-    }
-    return true;
+    c.has_env = get(obj, "env", v);
+    const bool env_ok = each_object(obj, "env", at, [&](object var, const Loc& item_at, uint32_t) {
+      EnvVar entry;
+      if (!optional_string(var, "name", entry.name, item_at)) return false;
+      // A value that is not a string (the API server refuses it) is read as no value: it is
+      // never the one value, "void", that a rule accepts.
+      element value;
+      if (get(var, "value", value) && value.type() == element_type::STRING) entry.value = value.get_string().value_unsafe();
+      element from;
+      entry.value_from = get(var, "valueFrom", from);
+      c.env.push_back(entry);
+      return true;
+    });
+    return env_ok && each_object(obj, "envFrom", at, [&](object source, const Loc& item_at, uint32_t i) {
+      EnvFromSource entry;
+      entry.index = i;
+      if (!optional_string(source, "prefix", entry.prefix, item_at)) return false;
+      c.env_from.push_back(entry);
+      return true;
+    });
   }
 
   // resources.claims: [{name, request}] naming the pod's resourceClaims.
   bool container_claims(object resources, ContainerView& c, const Loc& res_at) {
-    element v;
-    if (!get(resources, "claims", v)) return true;
-    Loc at = res_at.child("claims");
-    array list;
-    if (!as_array(v, list, at)) return false;
-    uint32_t i = 0;
-    for (element item : list) {
-      Loc item_at = at.item(i++);
-      object ref;
-      if (!as_object(item, ref, item_at)) return false;
+    return each_object(resources, "claims", res_at, [&](object ref, const Loc& item_at, uint32_t) {
       ContainerClaimRef out;
       if (!optional_string(ref, "name", out.name, item_at) || !optional_string(ref, "request", out.request, item_at))
         return false;
       c.claims.push_back(out);
-    }
-    return true;
+      return true;
+    });
   }
 
   // spec.resourceClaims: [{name, resourceClaimName | resourceClaimTemplateName}]; the 1.26-1.30
   // shape nests the two under `source`.
   bool resource_claims(object spec, const Loc& spec_at) {
-    element v;
-    if (!get(spec, "resourceClaims", v)) return true;
-    Loc at = spec_at.child("resourceClaims");
-    array list;
-    if (!as_array(v, list, at)) return false;
-    uint32_t i = 0;
-    for (element item : list) {
-      Loc item_at = at.item(i);
-      object entry;
-      if (!as_object(item, entry, item_at)) return false;
+    return each_object(spec, "resourceClaims", spec_at, [&](object entry, const Loc& item_at, uint32_t i) {
       PodResourceClaim out;
-      out.index = i++;
+      out.index = i;
       if (!optional_string(entry, "name", out.name, item_at)) return false;
       object source = entry;
       Loc source_at = item_at;
@@ -166,9 +131,10 @@ class Decoder : public dom::Reader {
           !optional_string(source, "resourceClaimTemplateName", out.template_name, source_at))
         return false;
       pod_.resource_claims.push_back(out);
-    }
-    return true;
+      return true;
+    });
   }
+
 
   bool container(element e, ContainerKind kind, uint32_t index, const Loc& at) {
     ContainerView& c = pod_.add_container();

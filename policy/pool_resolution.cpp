@@ -14,10 +14,6 @@ bool in_selector(const PodView& pod, const std::string& key, const std::string& 
   return pod.node_selector_value(key, &found) == value && found;
 }
 
-bool selector_names(const PodView& pod, const Pool& pool) {
-  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(),
-                     [&](const auto& kv) { return in_selector(pod, kv.first, kv.second); });
-}
 
 // The term allows `key`=`value` (an In that lists it): the pod may reach the pool through it.
 bool term_allows(const NodeSelectorTerm& term, std::string_view key, std::string_view value) {
@@ -47,7 +43,7 @@ std::vector<bool> affinity_pools(const CompiledPolicy& policy, const PodView& po
 
 // Pinned (the pod names only `pool`): the nodeSelector names it, or every (ORed) term does.
 bool pins(const PodView& pod, const Pool& pool) {
-  if (selector_names(pod, pool)) return true;
+  if (selector_holds(pod, pool)) return true;
   const auto& terms = pod.required_node_affinity;
   return !terms.empty() && std::all_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& t) {
     return term_covers(pod, t, pool, term_allows);
@@ -56,12 +52,25 @@ bool pins(const PodView& pod, const Pool& pool) {
 
 }  // namespace
 
+bool selector_holds(const PodView& pod, const Pool& pool) {
+  return std::all_of(pool.node_selector.begin(), pool.node_selector.end(),
+                     [&](const auto& kv) { return in_selector(pod, kv.first, kv.second); });
+}
+
+const std::string* selector_contradicts(const PodView& pod, const Pool& pool) {
+  for (const auto& [key, value] : pool.node_selector) {
+    bool found = false;
+    if (pod.node_selector_value(key, &found) != value && found) return &key;
+  }
+  return nullptr;
+}
+
 PoolResolution resolve_pools(const CompiledPolicy& policy, const PodView& pod) {
   PoolResolution out;
   if (pod.node_selector.empty() && pod.required_node_affinity.empty()) return out;
   const std::vector<bool> by_affinity = affinity_pools(policy, pod);
   for (const auto& pool : policy.pools())
-    if (by_affinity[pool.index] || selector_names(pod, pool)) out.named.push_back(&pool);
+    if (by_affinity[pool.index] || selector_holds(pod, pool)) out.named.push_back(&pool);
   if (out.named.size() > 1) {
     out.pool = out.named.front();
     out.pinned = true;  // several pools: tenant-pool says so, and the first is judged

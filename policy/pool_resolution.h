@@ -24,4 +24,10 @@ struct PoolResolution {
 
 PoolResolution resolve_pools(const CompiledPolicy& policy, const PodView& pod);
 
+// The pod's nodeSelector holds every label of `pool` (what pool-selector writes).
+bool selector_holds(const PodView& pod, const Pool& pool);
+// The pod's nodeSelector sets one of `pool`'s keys to another value: pool-selector, which never
+// overwrites a key, cannot pin the pod there. Returns that key, or nullptr.
+const std::string* selector_contradicts(const PodView& pod, const Pool& pool);
+
 }  // namespace gpu_admission::policy

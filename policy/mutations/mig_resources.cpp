@@ -22,11 +22,6 @@ const MigProfileEntry* chosen_profile(const MutationContext& ctx) {
   return &ctx.pool->mig_profiles[ctx.pool->default_profile];
 }
 
-bool is_zero(const ResourceQuantity& q) {
-  Quantity value = quantity_of(q);
-  return value.is_integer() && value.value == 0;
-}
-
 // a + b when both are whole numbers and the sum fits (a huge count must not wrap around).
 bool exact_sum(const ResourceQuantity& a, const ResourceQuantity& b, int64_t& total) {
   Quantity x = quantity_of(a), y = quantity_of(b);
@@ -39,7 +34,7 @@ bool exact_sum(const ResourceQuantity& a, const ResourceQuantity& b, int64_t& to
 // extended resources. Returns false when the sum cannot be made exactly.
 bool add_defaulted_request(const ContainerView& c, ResourceQuantity& q, const MigProfileEntry& profile) {
   const ResourceQuantity* limit = find_resource(c.limits, profile.resource);
-  if (!limit || is_zero(*limit)) return true;
+  if (!limit || zero_quantity(*limit)) return true;
   int64_t total = 0;
   if (!exact_sum(q, *limit, total)) return false;
   q.form = ResourceQuantity::Form::Integer;  // rename_resource writes the sum
@@ -53,7 +48,7 @@ bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const Mig
   bool changed = false;
   for (size_t i = 0; i < list.size();) {
     ResourceQuantity& q = list[i];
-    if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Full || is_zero(q)) {
+    if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Full || zero_quantity(q)) {
       ++i;
       continue;
     }

@@ -12,11 +12,6 @@ namespace gpu_admission::policy {
 
 namespace {
 
-bool is_zero(const ResourceQuantity& q) {
-  Quantity value = quantity_of(q);
-  return value.is_integer() && value.value == 0;
-}
-
 // The profile /mutate would have used for what mig-profile found (the annotation's when valid,
 // else the pool's default, as mig-resources chooses), or none while mig-resources is off (then a
 // "/mutate would have" hint would be wrong).
@@ -37,8 +32,8 @@ void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out)
       const bool limits = pass == 1;
       for (const auto& q : limits ? c.limits : c.requests) {
         if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Full) continue;
-        if (is_zero(q)) continue;
-        if (limits && find_resource(c.requests, q.name) && !is_zero(*find_resource(c.requests, q.name)))
+        if (zero_quantity(q)) continue;
+        if (limits && find_resource(c.requests, q.name) && !zero_quantity(*find_resource(c.requests, q.name)))
           continue;  // reported at the request
         out.report(resource_field(ctx, c, limits, q.name),
                    container_label(c) + " requests whole GPUs (" + std::string(q.name) + ") in pool " +
@@ -104,8 +99,8 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
       for (const auto& q : limits ? c.limits : c.requests) {
         if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Mig) continue;
         // Checked at the request, unless the request is zero (then the limit is what counts).
-        if (limits && find_resource(c.requests, q.name) && !is_zero(*find_resource(c.requests, q.name))) continue;
-        if (is_zero(q)) continue;  // zero-count entries ask for nothing
+        if (limits && find_resource(c.requests, q.name) && !zero_quantity(*find_resource(c.requests, q.name))) continue;
+        if (zero_quantity(q)) continue;  // zero-count entries ask for nothing
         if (first_type.empty()) {
           first_type = q.name;
         } else if (q.name != first_type) {

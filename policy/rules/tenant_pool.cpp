@@ -4,6 +4,7 @@
 // refused unless defaults.unmappedGpuPods is allow.
 #include <algorithm>
 
+#include "policy/pool_resolution.h"
 #include "policy/rules/rule.h"
 
 namespace gpu_admission::policy {
@@ -26,16 +27,13 @@ std::string pool_list(const CompiledPolicy& policy, const Tenant& tenant) {
   return out;
 }
 
-// A nodeSelector key of the default pool that the pod sets to another value: pool-selector never
-// overwrites it, so the pod cannot be pinned. "" when there is none.
+// Why pool-selector cannot pin the pod to its default pool: a key of the pool the pod sets to
+// another value (pool-selector never overwrites it). "" when there is none.
 std::string selector_clash(const RuleContext& ctx, const Pool& pool) {
-  for (const auto& [key, value] : pool.node_selector) {
-    bool found = false;
-    std::string_view actual = ctx.pod.node_selector_value(key, &found);
-    if (found && actual != value)
-      return "its nodeSelector " + key + "=" + quoted(actual) + " names no pool, and pool-selector never overwrites it";
-  }
-  return "";
+  const std::string* key = selector_contradicts(ctx.pod, pool);
+  if (!key) return "";
+  return "its nodeSelector " + *key + "=" + quoted(ctx.pod.node_selector_value(*key)) +
+         " names no pool, and pool-selector never overwrites it";
 }
 
 void check_pinned(const RuleContext& ctx, RuleOutput& out) {
