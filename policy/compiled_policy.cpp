@@ -85,10 +85,16 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   for (size_t i = 0; i < config.exempt_usernames.size(); ++i)
     policy->exempt_usernames_.add(config.exempt_usernames[i], static_cast<int>(i));
 
-  for (const auto& r : config.gpu_full) policy->full_resources_.insert(r);
-  for (const auto& r : config.gpu_shared) policy->shared_resources_.insert(r);
-  for (const auto& c : config.device_classes_full) policy->full_device_classes_.insert(c);
-  for (const auto& c : config.device_classes_mig) policy->mig_device_classes_.insert(c);
+  // The first kind named wins, as the sets were looked up in this order.
+  auto add = [](auto& table, const std::string& name, GpuKind kind) {
+    for (const auto& [known, _] : table)
+      if (known == name) return;
+    table.emplace_back(name, kind);
+  };
+  for (const auto& r : config.gpu_full) add(policy->resource_kinds_, r, GpuKind::Full);
+  for (const auto& r : config.gpu_shared) add(policy->resource_kinds_, r, GpuKind::Shared);
+  for (const auto& c : config.device_classes_full) add(policy->device_class_kinds_, c, GpuKind::Full);
+  for (const auto& c : config.device_classes_mig) add(policy->device_class_kinds_, c, GpuKind::Mig);
   policy->gpu_taints_ = to_taints(config.gpu_taints);
   policy->gpu_host_paths_ = make_gpu_host_path_table(config.gpu_host_paths);
   for (size_t i = 0; i < config.workloads.size(); ++i) {
@@ -239,14 +245,14 @@ const Tenant* CompiledPolicy::tenant_by_name(std::string_view name) const {
 }
 
 CompiledPolicy::GpuKind CompiledPolicy::classify_device_class(std::string_view device_class) const {
-  if (full_device_classes_.find(device_class) != full_device_classes_.end()) return GpuKind::Full;
-  if (mig_device_classes_.find(device_class) != mig_device_classes_.end()) return GpuKind::Mig;
+  for (const auto& [name, kind] : device_class_kinds_)
+    if (name == device_class) return kind;
   return GpuKind::NotGpu;
 }
 
 CompiledPolicy::GpuKind CompiledPolicy::classify_resource(std::string_view resource) const {
-  if (full_resources_.find(resource) != full_resources_.end()) return GpuKind::Full;
-  if (shared_resources_.find(resource) != shared_resources_.end()) return GpuKind::Shared;
+  for (const auto& [name, kind] : resource_kinds_)
+    if (name == resource) return kind;
   if (!config_.mig_prefix.empty() && resource.starts_with(config_.mig_prefix)) return GpuKind::Mig;
   return GpuKind::NotGpu;
 }

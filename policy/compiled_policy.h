@@ -119,10 +119,10 @@ class CompiledPolicy {
   std::vector<Pool> pools_;
   std::vector<Tenant> tenants_;
   StringMap<int> tenant_by_name_;
-  StringSet full_resources_;
-  StringSet shared_resources_;
-  StringSet full_device_classes_;
-  StringSet mig_device_classes_;
+  // Resource names and device classes with their kind: a handful each, compared by length and
+  // bytes (cheaper than hashing the name on every lookup).
+  std::vector<std::pair<std::string, GpuKind>> resource_kinds_;
+  std::vector<std::pair<std::string, GpuKind>> device_class_kinds_;
   std::vector<Taint> gpu_taints_;
   HostPathTable gpu_host_paths_;
   std::vector<WorkloadKindDef> workload_kinds_;  // spec.workloads, compiled

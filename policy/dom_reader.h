@@ -1,7 +1,6 @@
-// Reading a simdjson DOM with field paths for errors, shared by the pod and claim decoders: a
-// field location built on the stack while descending (rendered to text only on error, as
-// `spec.containers[0].env[2].name` or `metadata.labels["app.kubernetes.io/name"]`), and typed
-// getters that record the first error. Absent and null members read as absent.
+// Reading a simdjson DOM with field paths for errors (the claim decoder and the template finder):
+// typed getters that record the first error, located with a Loc (policy/field_loc.h). Absent and
+// null members read as absent. The pod decoder reads On-Demand instead (policy/json_reader.h).
 #pragma once
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include <simdjson.h>
 
+#include "policy/field_loc.h"
 #include "policy/pod_decoder.h"  // DecodeError
 
 namespace gpu_admission::policy::dom {
@@ -20,39 +20,7 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
 
-inline bool identifier_like(std::string_view key) {
-  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
-}
-
-struct Loc {
-  const Loc* parent = nullptr;
-  std::string_view key;  // object member, or empty for an array index
-  long index = -1;       // array index when >= 0
-  bool quote = false;    // render as ["key"] (map keys such as label names)
-  bool quote_if_needed = false;
-
-  Loc child(std::string_view k) const { return Loc{this, k, -1, false}; }
-  Loc item(size_t i) const { return Loc{this, {}, static_cast<long>(i), false}; }
-  Loc map_key(std::string_view k) const { return Loc{this, k, -1, true}; }
-  // A key rendered plain when it is identifier-like, quoted otherwise (decided only on error).
-  Loc auto_key(std::string_view k) const { return Loc{this, k, -1, false, true}; }
-
-  void render(std::string& out) const {
-    if (parent) parent->render(out);
-    if (index >= 0) {
-      out += '[' + std::to_string(index) + ']';
-    } else if (quote || (quote_if_needed && !identifier_like(key))) {
-      out += "[\"";
-      out += key;
-      out += "\"]";
-    } else if (!key.empty()) {
-      if (!out.empty() && out.back() != '.') out += '.';
-      out += key;
-    }
-  }
-};
+using policy::Loc;
 
 // Typed getters; the first failure is kept in `error`, its field prefixed with `prefix`.
 class Reader {

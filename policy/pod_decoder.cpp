@@ -1,411 +1,433 @@
+// The pod decoder: one forward On-Demand pass over a Pod, a workload or a pod template (see
+// policy/json_reader.h for what is checked on the way).
 #include "policy/pod_decoder.h"
 
-#include "policy/dom_reader.h"
-
 #include <algorithm>
-#include <cctype>
+#include <string>
+
+#include "policy/json_reader.h"
 
 namespace gpu_admission::policy {
 namespace {
 
-using dom::array;
-using dom::element;
-using dom::element_type;
-using dom::Loc;
-using dom::object;
+namespace od = simdjson::ondemand;
+using json::keys;
 
-class Decoder : public dom::Reader {
+constexpr auto kObjectKeys = keys("apiVersion", "metadata", "spec");
+constexpr auto kKindKey = keys("kind");
+constexpr auto kMetadataKeys = keys("name", "generateName", "namespace", "labels", "annotations");
+constexpr auto kPodKeys = keys("metadata", "spec");
+constexpr auto kSpecKeys = keys("hostPID", "hostIPC", "hostNetwork", "nodeSelector", "affinity", "tolerations",
+                                "volumes", "resourceClaims", "initContainers", "containers", "ephemeralContainers");
+constexpr auto kContainerKeys = keys("name", "restartPolicy", "securityContext", "env", "envFrom", "resources");
+constexpr auto kSecurityContextKeys = keys("privileged");
+constexpr auto kEnvKeys = keys("name", "value", "valueFrom");
+constexpr auto kEnvFromKeys = keys("prefix");
+constexpr auto kResourcesKeys = keys("requests", "limits", "claims");
+constexpr auto kClaimRefKeys = keys("name", "request");
+constexpr auto kPodClaimKeys = keys("name", "resourceClaimName", "resourceClaimTemplateName", "source");
+constexpr auto kClaimSourceKeys = keys("resourceClaimName", "resourceClaimTemplateName");
+constexpr auto kAffinityKeys = keys("nodeAffinity");
+constexpr auto kNodeAffinityKeys = keys("requiredDuringSchedulingIgnoredDuringExecution");
+constexpr auto kNodeSelectorKeys = keys("nodeSelectorTerms");
+constexpr auto kTermKeys = keys("matchExpressions");
+constexpr auto kRequirementKeys = keys("key", "operator", "values");
+constexpr auto kTolerationKeys = keys("key", "operator", "value", "effect");
+constexpr auto kVolumeKeys = keys("name", "hostPath");
+constexpr auto kHostPathKeys = keys("path");
+
+class Decoder : public json::Reader {
  public:
-  Decoder(PodView& pod, std::string_view prefix) : dom::Reader(prefix), pod_(pod) {}
+  explicit Decoder(PodView& pod) : pod_(pod) {}
 
-  bool string_map(element e, StringViewPairs& out, const Loc& at) {
-    object obj;
-    if (!as_object(e, obj, at)) return false;
-    for (auto [key, value] : obj) {
-      if (value.type() == element_type::NULL_VALUE) continue;
-      if (value.type() != element_type::STRING) return fail(at.map_key(key), "must be a string");
-      out.emplace_back(key, value.get_string().value_unsafe());
-    }
-    return true;
-  }
-
-  bool metadata(object pod_object, const Loc& root) {
-    element e;
-    if (!get(pod_object, "metadata", e)) return true;
-    Loc at = root.child("metadata");
-    object md;
-    if (!as_object(e, md, at)) return false;
-    pod_.has_metadata = true;
-    if (get(md, "labels", e)) {
-      pod_.has_labels = true;
-      if (!string_map(e, pod_.labels, at.child("labels"))) return false;
-    }
-    if (get(md, "annotations", e)) {
-      pod_.has_annotations = true;
-      if (!string_map(e, pod_.annotations, at.child("annotations"))) return false;
-    }
-    return true;
-  }
-
-  bool resources(object res, std::vector<ResourceQuantity>& out, const Loc& at) {
-    for (auto [key, value] : res) {
-      ResourceQuantity q;
-      q.name = key;
-      switch (value.type()) {
-        case element_type::STRING:
-          q.form = ResourceQuantity::Form::String;
-          q.text = value.get_string().value_unsafe();
-          break;
-        case element_type::INT64:
-          q.form = ResourceQuantity::Form::Integer;
-          q.integer = value.get_int64().value_unsafe();
-          break;
-        case element_type::UINT64:
-          q.form = ResourceQuantity::Form::Float;  // beyond int64: kept as a (large) number
-          q.number = static_cast<double>(value.get_uint64().value_unsafe());
-          break;
-        case element_type::DOUBLE:
-          q.form = ResourceQuantity::Form::Float;
-          q.number = value.get_double().value_unsafe();
-          break;
-        case element_type::NULL_VALUE:
-          continue;
+  // metadata: the object's identity (when `identity`) and the pod's labels and annotations
+  // (when `pod_metadata`): for a Pod both come from the same object.
+  bool metadata(od::value& v, const Loc& at, bool identity, bool pod_metadata) {
+    od::object md;
+    if (!as_object(v, md, at)) return false;
+    if (pod_metadata) pod_.has_metadata = true;
+    return fields(md, kMetadataKeys, at, [&](int key, od::value& value, const Loc& value_at) {
+      switch (key) {
+        case 0: return !identity || as_string(value, pod_.name, value_at);
+        case 1: return !identity || as_string(value, pod_.generate_name, value_at);
+        case 2: return !identity || as_string(value, pod_.namespace_name, value_at);
+        case 3:
+          if (!pod_metadata) return true;
+          pod_.has_labels = true;
+          return string_map(value, pod_.labels, value_at);
         default:
-          return fail(at.map_key(key), "must be a quantity (a string or a number)");
+          if (!pod_metadata) return true;
+          pod_.has_annotations = true;
+          return string_map(value, pod_.annotations, value_at);
       }
-      out.push_back(q);
+    });
+  }
+
+  // A pod or pod template: metadata and spec.
+  bool pod(od::object object, const Loc& at) {
+    return fields(object, kPodKeys, at, [&](int key, od::value& value, const Loc& value_at) {
+      return key == 0 ? metadata(value, value_at, false, true) : spec(value, value_at);
+    });
+  }
+
+  bool spec(od::value& v, const Loc& at) {
+    od::object spec;
+    if (!as_object(v, spec, at)) return false;
+    pod_.has_spec = true;
+    const bool read = fields(spec, kSpecKeys, at, [&](int key, od::value& value, const Loc& value_at) {
+      switch (key) {
+        case 0: return as_bool(value, pod_.host_pid, value_at);
+        case 1: return as_bool(value, pod_.host_ipc, value_at);
+        case 2: return as_bool(value, pod_.host_network, value_at);
+        case 3: pod_.has_node_selector = true; return string_map(value, pod_.node_selector, value_at);
+        case 4: return affinity(value, value_at);
+        case 5: return tolerations(value, value_at);
+        case 6: return volumes(value, value_at);
+        case 7: return resource_claims(value, value_at);
+        case 8: return containers(value, ContainerKind::Init, value_at);
+        case 9: return containers(value, ContainerKind::App, value_at);
+        default: return containers(value, ContainerKind::Ephemeral, value_at);
+      }
+    });
+    if (read) order_containers();
+    return read;
+  }
+
+ private:
+  bool containers(od::value& v, ContainerKind kind, const Loc& at) {
+    od::array list;
+    if (!as_array(v, list, at)) return false;
+    uint32_t i = 0;
+    for (auto item : list) {
+      const Loc item_at = at.item(i);
+      od::value value;
+      if (auto code = std::move(item).get(value)) return fail(item_at, code);
+      if (!container(value, kind, i, item_at)) return false;
+      ++i;
     }
     return true;
   }
 
-  // env (name, literal value, valueFrom) and envFrom (prefixes) of one container.
-  bool env(object obj, ContainerView& c, const Loc& at) {
-    element v;
-    c.has_env = get(obj, "env", v);
-    const bool env_ok = each_object(obj, "env", at, [&](object var, const Loc& item_at, uint32_t) {
-      EnvVar entry;
-      if (!optional_string(var, "name", entry.name, item_at)) return false;
-      // A value that is not a string (the API server refuses it) is read as no value: it is
-      // never the one value, "void", that a rule accepts.
-      element value;
-      if (get(var, "value", value) && value.type() == element_type::STRING) entry.value = value.get_string().value_unsafe();
-      element from;
-      entry.value_from = get(var, "valueFrom", from);
-      c.env.push_back(entry);
-      return true;
+  // PodView lists init, then app, then ephemeral containers, whatever order the lists came in.
+  void order_containers() {
+    auto& list = pod_.containers;
+    auto next = list.begin();
+    for (ContainerKind kind : {ContainerKind::Init, ContainerKind::App, ContainerKind::Ephemeral}) {
+      auto first = std::find_if(next, list.end(), [&](const ContainerView& c) { return c.kind == kind; });
+      auto last = std::find_if(first, list.end(), [&](const ContainerView& c) { return c.kind != kind; });
+      next = std::rotate(next, first, last);
+    }
+  }
+
+  bool container(od::value& v, ContainerKind kind, uint32_t index, const Loc& at) {
+    ContainerView& c = pod_.add_container();
+    c.kind = kind;
+    c.index = index;
+    od::object object;
+    if (!as_object(v, object, at)) return false;
+    return fields(object, kContainerKeys, at, [&](int key, od::value& value, const Loc& value_at) {
+      switch (key) {
+        case 0: return as_string(value, c.name, value_at);
+        case 1: {
+          if (kind != ContainerKind::Init) return true;
+          std::string_view restart_policy;
+          if (!as_string(value, restart_policy, value_at)) return false;
+          c.restartable = restart_policy == "Always";
+          return true;
+        }
+        case 2: return security_context(value, c, value_at);
+        case 3: c.has_env = true; return env(value, c, value_at);
+        case 4: return env_from(value, c, value_at);
+        default: return resources(value, c, value_at);
+      }
     });
-    return env_ok && each_object(obj, "envFrom", at, [&](object source, const Loc& item_at, uint32_t i) {
-      EnvFromSource entry;
+  }
+
+  bool security_context(od::value& v, ContainerView& c, const Loc& at) {
+    od::object object;
+    if (!as_object(v, object, at)) return false;
+    return fields(object, kSecurityContextKeys, at,
+                  [&](int, od::value& value, const Loc& value_at) { return as_bool(value, c.privileged, value_at); });
+  }
+
+  // env: name, the literal value, valueFrom. A value that is not a string (the API server
+  // refuses it) is read as no value: it is never the one value, "void", that a rule accepts.
+  bool env(od::value& v, ContainerView& c, const Loc& at) {
+    return each_object(v, at, [&](od::object var, const Loc& item_at, uint32_t) {
+      EnvVar& entry = c.env.emplace_back();
+      return fields(var, kEnvKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
+        if (key == 0) return as_string(value, entry.name, value_at);
+        if (key == 1) return string_if_string(value, entry.value, value_at);
+        entry.value_from = true;
+        return true;
+      });
+    });
+  }
+
+  bool env_from(od::value& v, ContainerView& c, const Loc& at) {
+    return each_object(v, at, [&](od::object source, const Loc& item_at, uint32_t i) {
+      EnvFromSource& entry = c.env_from.emplace_back();
       entry.index = i;
-      if (!optional_string(source, "prefix", entry.prefix, item_at)) return false;
-      c.env_from.push_back(entry);
-      return true;
+      return fields(source, kEnvFromKeys, item_at,
+                    [&](int, od::value& value, const Loc& value_at) { return as_string(value, entry.prefix, value_at); });
     });
+  }
+
+  bool resources(od::value& v, ContainerView& c, const Loc& at) {
+    od::object object;
+    if (!as_object(v, object, at)) return false;
+    c.has_resources = true;
+    return fields(object, kResourcesKeys, at, [&](int key, od::value& value, const Loc& value_at) {
+      switch (key) {
+        case 0: c.has_requests = true; return quantities(value, c.requests, value_at);
+        case 1: c.has_limits = true; return quantities(value, c.limits, value_at);
+        default: return container_claims(value, c, value_at);
+      }
+    });
+  }
+
+  bool quantities(od::value& v, std::vector<ResourceQuantity>& out, const Loc& at) {
+    const size_t first = out.size();
+    const bool read = map_fields(v, at, [&](std::string_view key, od::value& value, const Loc& value_at) {
+      ResourceQuantity& q = out.emplace_back();
+      q.name = key;
+      return quantity(value, q, value_at);
+    });
+    if (!read) return false;
+    thread_local std::vector<std::string_view> names;
+    names.clear();
+    for (size_t i = first; i < out.size(); ++i) names.push_back(out[i].name);
+    return unique(names, at);
+  }
+
+  bool quantity(od::value& v, ResourceQuantity& q, const Loc& at) {
+    const char c = first_char(v);
+    if (c == '"') {
+      q.form = ResourceQuantity::Form::String;
+      return as_string(v, q.text, at);
+    }
+    if (c != '-' && (c < '0' || c > '9')) return fail(at, "must be a quantity (a string or a number)");
+    od::number n;
+    if (auto code = v.get_number().get(n)) return fail(at, code);
+    if (n.is_int64()) {
+      q.form = ResourceQuantity::Form::Integer;
+      q.integer = n.get_int64();
+    } else {
+      q.form = ResourceQuantity::Form::Float;  // beyond int64: kept as a (large) number
+      q.number = n.is_uint64() ? static_cast<double>(n.get_uint64()) : n.get_double();
+    }
+    return true;
   }
 
   // resources.claims: [{name, request}] naming the pod's resourceClaims.
-  bool container_claims(object resources, ContainerView& c, const Loc& res_at) {
-    return each_object(resources, "claims", res_at, [&](object ref, const Loc& item_at, uint32_t) {
-      ContainerClaimRef out;
-      if (!optional_string(ref, "name", out.name, item_at) || !optional_string(ref, "request", out.request, item_at))
-        return false;
-      c.claims.push_back(out);
-      return true;
+  bool container_claims(od::value& v, ContainerView& c, const Loc& at) {
+    return each_object(v, at, [&](od::object ref, const Loc& item_at, uint32_t) {
+      ContainerClaimRef& out = c.claims.emplace_back();
+      return fields(ref, kClaimRefKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
+        return as_string(value, key == 0 ? out.name : out.request, value_at);
+      });
     });
   }
 
   // spec.resourceClaims: [{name, resourceClaimName | resourceClaimTemplateName}]; the 1.26-1.30
-  // shape nests the two under `source`.
-  bool resource_claims(object spec, const Loc& spec_at) {
-    return each_object(spec, "resourceClaims", spec_at, [&](object entry, const Loc& item_at, uint32_t i) {
-      PodResourceClaim out;
+  // shape nests the two under `source`. An entry with both shapes naming different claims is
+  // refused: an API server of 1.31 or later drops `source` and one before drops the flat names,
+  // so which claim the pod gets depends on the version.
+  bool resource_claims(od::value& v, const Loc& at) {
+    return each_object(v, at, [&](od::object entry, const Loc& item_at, uint32_t i) {
+      PodResourceClaim& out = pod_.resource_claims.emplace_back();
       out.index = i;
-      if (!optional_string(entry, "name", out.name, item_at)) return false;
-      object source = entry;
-      Loc source_at = item_at;
-      Loc nested_at = item_at.child("source");
-      if (child_object(entry, "source", source, nested_at)) source_at = nested_at;
-      else if (error) return false;
-      else source = entry;
-      if (!optional_string(source, "resourceClaimName", out.claim_name, source_at) ||
-          !optional_string(source, "resourceClaimTemplateName", out.template_name, source_at))
-        return false;
-      pod_.resource_claims.push_back(out);
+      std::string_view nested[2];
+      bool has_source = false;
+      const bool read = fields(entry, kPodClaimKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
+        if (key == 0) return as_string(value, out.name, value_at);
+        if (key == 1) return as_string(value, out.claim_name, value_at);
+        if (key == 2) return as_string(value, out.template_name, value_at);
+        has_source = true;
+        od::object source;
+        if (!as_object(value, source, value_at)) return false;
+        return fields(source, kClaimSourceKeys, value_at, [&](int k, od::value& name, const Loc& name_at) {
+          return as_string(name, nested[k], name_at);
+        });
+      });
+      if (!read || !has_source) return read;
+      if ((!out.claim_name.empty() && out.claim_name != nested[0]) ||
+          (!out.template_name.empty() && out.template_name != nested[1]))
+        return fail(item_at, "names a claim both directly and under source, differently (ambiguous between "
+                             "Kubernetes versions)");
+      out.claim_name = nested[0];
+      out.template_name = nested[1];
       return true;
     });
   }
 
-
-  bool container(element e, ContainerKind kind, uint32_t index, const Loc& at) {
-    ContainerView& c = pod_.add_container();
-    c.kind = kind;
-    c.index = index;
-    object obj;
-    if (!as_object(e, obj, at)) return false;
-    if (!optional_string(obj, "name", c.name, at)) return false;
-    if (kind == ContainerKind::Init) {
-      std::string_view restart_policy;
-      if (!optional_string(obj, "restartPolicy", restart_policy, at)) return false;
-      c.restartable = restart_policy == "Always";
-    }
-    object sub;
-    Loc sc_at = at.child("securityContext");
-    if (child_object(obj, "securityContext", sub, sc_at)) {
-      if (!optional_bool(sub, "privileged", c.privileged, sc_at)) return false;
-    } else if (error) {
-      return false;
-    }
-    if (!env(obj, c, at)) return false;
-    Loc res_at = at.child("resources");
-    if (child_object(obj, "resources", sub, res_at)) {
-      c.has_resources = true;
-      object list;
-      Loc req_at = res_at.child("requests");
-      if (child_object(sub, "requests", list, req_at)) {
-        c.has_requests = true;
-        if (!resources(list, c.requests, req_at)) return false;
-      } else if (error) {
-        return false;
-      }
-      Loc lim_at = res_at.child("limits");
-      if (child_object(sub, "limits", list, lim_at)) {
-        c.has_limits = true;
-        if (!resources(list, c.limits, lim_at)) return false;
-      } else if (error) {
-        return false;
-      }
-      if (!container_claims(sub, c, res_at)) return false;
-    } else if (error) {
-      return false;
-    }
-    return true;
+  bool affinity(od::value& v, const Loc& at) {
+    od::object affinity;
+    if (!as_object(v, affinity, at)) return false;
+    return fields(affinity, kAffinityKeys, at, [&](int, od::value& node_value, const Loc& node_at) {
+      od::object node;
+      if (!as_object(node_value, node, node_at)) return false;
+      return fields(node, kNodeAffinityKeys, node_at, [&](int, od::value& required_value, const Loc& required_at) {
+        od::object required;
+        if (!as_object(required_value, required, required_at)) return false;
+        return fields(required, kNodeSelectorKeys, required_at, [&](int, od::value& terms, const Loc& terms_at) {
+          return node_selector_terms(terms, terms_at);
+        });
+      });
+    });
   }
 
-  bool containers(object spec, std::string_view key, ContainerKind kind, const Loc& spec_at) {
-    element v;
-    if (!get(spec, key, v)) return true;
-    Loc at = spec_at.child(key);
-    array list;
-    if (!as_array(v, list, at)) return false;
-    uint32_t i = 0;
-    for (element item : list) {
-      if (!container(item, kind, i, at.item(i))) return false;
-      ++i;
-    }
-    return true;
-  }
-
-  bool affinity(object spec, const Loc& spec_at) {
-    object aff, node_aff, required;
-    Loc aff_at = spec_at.child("affinity");
-    if (!child_object(spec, "affinity", aff, aff_at)) return !error;
-    Loc node_at = aff_at.child("nodeAffinity");
-    if (!child_object(aff, "nodeAffinity", node_aff, node_at)) return !error;
-    Loc req_at = node_at.child("requiredDuringSchedulingIgnoredDuringExecution");
-    if (!child_object(node_aff, "requiredDuringSchedulingIgnoredDuringExecution", required, req_at)) return !error;
-    element v;
-    if (!get(required, "nodeSelectorTerms", v)) return true;
-    Loc terms_at = req_at.child("nodeSelectorTerms");
-    array terms;
-    if (!as_array(v, terms, terms_at)) return false;
-    size_t ti = 0;
-    for (element term_el : terms) {
-      Loc term_at = terms_at.item(ti++);
-      object term;
-      if (!as_object(term_el, term, term_at)) return false;
+  bool node_selector_terms(od::value& v, const Loc& at) {
+    return each_object(v, at, [&](od::object term, const Loc& term_at, uint32_t) {
       NodeSelectorTerm& out = pod_.required_node_affinity.emplace_back();
-      element exprs_el;
-      if (!get(term, "matchExpressions", exprs_el)) continue;
-      Loc exprs_at = term_at.child("matchExpressions");
-      array exprs;
-      if (!as_array(exprs_el, exprs, exprs_at)) return false;
-      size_t ei = 0;
-      for (element expr_el : exprs) {
-        Loc expr_at = exprs_at.item(ei++);
-        object expr;
-        if (!as_object(expr_el, expr, expr_at)) return false;
-        NodeSelectorRequirement& req = out.match_expressions.emplace_back();
-        if (!optional_string(expr, "key", req.key, expr_at) || !optional_string(expr, "operator", req.op, expr_at))
-          return false;
-        element values_el;
-        if (!get(expr, "values", values_el)) continue;
-        Loc values_at = expr_at.child("values");
-        array values;
-        if (!as_array(values_el, values, values_at)) return false;
-        size_t vi = 0;
-        for (element value : values) {
-          std::string_view s;
-          if (!as_string(value, s, values_at.item(vi++))) return false;
-          req.values.push_back(s);
-        }
+      return fields(term, kTermKeys, term_at, [&](int, od::value& exprs, const Loc& exprs_at) {
+        return each_object(exprs, exprs_at, [&](od::object expr, const Loc& expr_at, uint32_t) {
+          return requirement(expr, out.match_expressions.emplace_back(), expr_at);
+        });
+      });
+    });
+  }
+
+  bool requirement(od::object expr, NodeSelectorRequirement& req, const Loc& at) {
+    return fields(expr, kRequirementKeys, at, [&](int key, od::value& value, const Loc& value_at) {
+      if (key == 0) return as_string(value, req.key, value_at);
+      if (key == 1) return as_string(value, req.op, value_at);
+      od::array values;
+      if (!as_array(value, values, value_at)) return false;
+      uint32_t i = 0;
+      for (auto item : values) {
+        const Loc item_at = value_at.item(i++);
+        od::value entry;
+        if (auto code = std::move(item).get(entry)) return fail(item_at, code);
+        if (!as_string(entry, req.values.emplace_back(), item_at)) return false;
       }
-    }
-    return true;
+      return true;
+    });
   }
 
-  bool tolerations(object spec, const Loc& spec_at) {
-    element v;
-    if (!get(spec, "tolerations", v)) return true;
-    Loc at = spec_at.child("tolerations");
-    array list;
-    if (!as_array(v, list, at)) return false;
-    size_t i = 0;
-    for (element item : list) {
-      Loc item_at = at.item(i++);
-      object t;
-      if (!as_object(item, t, item_at)) return false;
-      Toleration tol;
-      if (!optional_string(t, "key", tol.key, item_at) || !optional_string(t, "operator", tol.op, item_at) ||
-          !optional_string(t, "value", tol.value, item_at) || !optional_string(t, "effect", tol.effect, item_at))
-        return false;
-      pod_.tolerations.push_back(tol);
-    }
-    return true;
+  bool tolerations(od::value& v, const Loc& at) {
+    return each_object(v, at, [&](od::object t, const Loc& item_at, uint32_t) {
+      Toleration& tol = pod_.tolerations.emplace_back();
+      std::string_view* out[] = {&tol.key, &tol.op, &tol.value, &tol.effect};
+      return fields(t, kTolerationKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
+        return as_string(value, *out[key], value_at);
+      });
+    });
   }
 
-  bool volumes(object spec, const Loc& spec_at) {
-    element v;
-    if (!get(spec, "volumes", v)) return true;
-    Loc at = spec_at.child("volumes");
-    array list;
-    if (!as_array(v, list, at)) return false;
-    uint32_t i = 0;
-    for (element item : list) {
-      Loc item_at = at.item(i);
-      object vol;
-      if (!as_object(item, vol, item_at)) return false;
-      object host_path;
-      Loc hp_at = item_at.child("hostPath");
-      if (child_object(vol, "hostPath", host_path, hp_at)) {
-        HostPathVolume out;
-        out.index = i;
-        if (!optional_string(vol, "name", out.name, item_at)) return false;
-        if (!optional_string(host_path, "path", out.path, hp_at)) return false;
-        pod_.host_paths.push_back(out);
-      } else if (error) {
-        return false;
-      }
-      ++i;
-    }
-    return true;
+  bool volumes(od::value& v, const Loc& at) {
+    return each_object(v, at, [&](od::object volume, const Loc& item_at, uint32_t i) {
+      HostPathVolume out;
+      out.index = i;
+      bool host_path = false;
+      const bool read = fields(volume, kVolumeKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
+        if (key == 0) return as_string(value, out.name, value_at);
+        host_path = true;
+        od::object hp;
+        if (!as_object(value, hp, value_at)) return false;
+        return fields(hp, kHostPathKeys, value_at,
+                      [&](int, od::value& path, const Loc& path_at) { return as_string(path, out.path, path_at); });
+      });
+      if (read && host_path) pod_.host_paths.push_back(out);
+      return read;
+    });
   }
 
-  bool spec(object pod_object, const Loc& root) {
-    element e;
-    if (!get(pod_object, "spec", e)) return true;
-    Loc at = root.child("spec");
-    object spec;
-    if (!as_object(e, spec, at)) return false;
-    pod_.has_spec = true;
-    if (!optional_bool(spec, "hostPID", pod_.host_pid, at) || !optional_bool(spec, "hostIPC", pod_.host_ipc, at) ||
-        !optional_bool(spec, "hostNetwork", pod_.host_network, at))
-      return false;
-    if (get(spec, "nodeSelector", e)) {
-      pod_.has_node_selector = true;
-      if (!string_map(e, pod_.node_selector, at.child("nodeSelector"))) return false;
-    }
-    return affinity(spec, at) && tolerations(spec, at) && volumes(spec, at) && resource_claims(spec, at) &&
-           containers(spec, "initContainers", ContainerKind::Init, at) &&
-           containers(spec, "containers", ContainerKind::App, at) &&
-           containers(spec, "ephemeralContainers", ContainerKind::Ephemeral, at);
-  }
-
- private:
   PodView& pod_;
 };
 
-// Walks object keys from `root`; on failure names the first missing step.
-bool descend(element root, std::initializer_list<std::string_view> path, element& out, std::string& missing) {
-  element cur = root;
-  for (auto key : path) {
-    if (!missing.empty()) missing += '.';
-    missing += key;
-    if (cur.type() != element_type::OBJECT) return false;
-    auto r = cur.get_object().value_unsafe().at_key(key);
-    if (r.error() || r.value_unsafe().type() == element_type::NULL_VALUE) return false;
-    cur = r.value_unsafe();
-  }
-  out = cur;
-  return true;
-}
+// Where the pod template of a built-in workload kind is, and what is missing when it is not.
+struct TemplateSearch {
+  const std::string_view* steps;
+  size_t count;
+  std::string missing;  // the path up to the first step that is absent or not an object
+  bool found = false;
+};
 
-// Duplicate keys make JSON ambiguous: simdjson finds the first, the API server's Go decoder and
-// most tools keep the last. A security check must not read a different object than the one that
-// gets stored, so an object with a duplicate key anywhere is refused.
-bool find_duplicate_key(element e, const Loc& at, std::vector<std::string_view>& keys, std::string& field,
-                        std::string& key_out) {
-  if (e.type() == element_type::ARRAY) {
-    size_t i = 0;
-    array items = e.get_array().value_unsafe();
-    for (element item : items) {
-      Loc item_at = at.item(i++);
-      if (find_duplicate_key(item, item_at, keys, field, key_out)) return true;
-    }
-    return false;
+constexpr std::string_view kTemplateSteps[] = {"spec", "template"};
+constexpr std::string_view kCronJobSteps[] = {"spec", "jobTemplate", "spec", "template"};
+
+// `v` is the value at search.steps[step]; descends to the template and decodes it.
+bool descend(Decoder& d, od::value& v, TemplateSearch& search, size_t step, const Loc& at) {
+  if (!search.missing.empty()) search.missing += '.';
+  search.missing += search.steps[step];
+  od::json_type type;
+  if (auto code = v.type().get(type)) return d.fail(at, code);
+  if (step + 1 == search.count) {
+    if (type != od::json_type::object) return d.fail(at, "must be an object");
+    search.found = true;
+    od::object object;
+    if (auto code = v.get_object().get(object)) return d.fail(at, code);
+    return d.pod(object, at);
   }
-  if (e.type() != element_type::OBJECT) return false;
-  object obj = e.get_object().value_unsafe();
-  const size_t base = keys.size();
-  for (auto [key, value] : obj) keys.push_back(key);
-  const auto object_keys = keys.begin() + static_cast<std::ptrdiff_t>(base);
-  std::optional<std::string_view> duplicate;
-  if (keys.size() - base <= 16) {
-    // Small objects, nearly all of them: comparing each pair is cheaper than sorting.
-    for (auto i = object_keys; i != keys.end() && !duplicate; ++i)
-      for (auto j = object_keys; j != i; ++j)
-        if (*i == *j) {
-          duplicate = *i;
-          break;
-        }
-  } else {
-    // Large objects (a label map of 100,000 keys is a valid body) in n log n.
-    std::sort(object_keys, keys.end());
-    const auto repeated = std::adjacent_find(object_keys, keys.end());
-    if (repeated != keys.end()) duplicate = *repeated;
-  }
-  keys.resize(base);
-  if (duplicate) {
-    at.render(field);
-    key_out = *duplicate;
+  if (type != od::json_type::object) {
+    search.missing += '.';
+    search.missing += search.steps[step + 1];
     return true;
   }
-  for (auto [key, value] : obj) {
-    if (value.type() != element_type::OBJECT && value.type() != element_type::ARRAY) continue;
-    Loc child = at.auto_key(key);
-    if (find_duplicate_key(value, child, keys, field, key_out)) return true;
+  od::object object;
+  if (auto code = v.get_object().get(object)) return d.fail(at, code);
+  const json::KeyTable<1> next{{search.steps[step + 1]}};
+  bool seen = false;
+  const bool read = d.fields(object, next, at, [&](int, od::value& value, const Loc& value_at) {
+    seen = true;
+    return descend(d, value, search, step + 1, value_at);
+  });
+  if (read && !seen) {
+    search.missing += '.';
+    search.missing += search.steps[step + 1];
   }
-  return false;
+  return read;
 }
 
-std::optional<DecodeError> identity(object obj, PodView& pod) {
-  element e;
-  if (Decoder::get(obj, "apiVersion", e) && e.type() == element_type::STRING) pod.api_version = e.get_string().value_unsafe();
-  if (!Decoder::get(obj, "metadata", e)) return std::nullopt;
-  if (e.type() != element_type::OBJECT) return DecodeError{"metadata", "must be an object"};
-  object md = e.get_object().value_unsafe();
-  struct Field {
-    std::string_view key;
-    std::string_view* out;
-  };
-  for (Field f : {Field{"name", &pod.name}, Field{"generateName", &pod.generate_name},
-                  Field{"namespace", &pod.namespace_name}}) {
-    element v;
-    if (!Decoder::get(md, f.key, v)) continue;
-    if (v.type() != element_type::STRING) return DecodeError{"metadata." + std::string(f.key), "must be a string"};
-    *f.out = v.get_string().value_unsafe();
+std::optional<DecodeError> template_missing(WorkloadKind kind, const TemplateSearch& search) {
+  // A ReplicationController may omit its template; there is nothing to evaluate then.
+  if (kind == WorkloadKind::ReplicationController && search.missing == "spec.template") return std::nullopt;
+  return DecodeError{search.missing,
+                     "missing or not an object: a " + std::string(workload_kind_name(kind)) + " needs a pod template"};
+}
+
+std::optional<DecodeError> not_an_object() { return DecodeError{"", "the object must be a JSON object"}; }
+
+// The top level of an object: apiVersion, metadata and the pod (a Pod) or its template.
+// The fields of an object of `kind`: apiVersion, metadata and the pod (a Pod) or its template.
+std::optional<DecodeError> decode_fields(od::object object, WorkloadKind kind, PodView& pod) {
+  Decoder d(pod);
+  const Loc root;
+  const bool is_pod = kind == WorkloadKind::Pod;
+  TemplateSearch search{kind == WorkloadKind::CronJob ? kCronJobSteps : kTemplateSteps,
+                        kind == WorkloadKind::CronJob ? std::size(kCronJobSteps) : std::size(kTemplateSteps), {}, false};
+  const bool read = d.fields(object, kObjectKeys, root, [&](int key, od::value& value, const Loc& value_at) {
+    if (key == 0) return d.string_if_string(value, pod.api_version, value_at);
+    if (key == 1) return d.metadata(value, value_at, true, is_pod);
+    if (is_pod) return d.spec(value, value_at);
+    return descend(d, value, search, 0, value_at);
+  });
+  if (!read) return d.error;
+  if (!is_pod && !search.found) {
+    if (search.missing.empty()) search.missing = "spec";
+    return template_missing(kind, search);
   }
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<DecodeError> find_duplicate_keys(element root) {
-  thread_local std::vector<std::string_view> keys;
-  keys.clear();
-  std::string field, key;
-  if (!find_duplicate_key(root, Loc{}, keys, field, key)) return std::nullopt;
-  return DecodeError{field, "duplicate key \"" + key + "\" (ambiguous JSON is refused)"};
+std::optional<DecodeError> invalid_json(simdjson::error_code code) {
+  return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
 }
+
+// A whole document holding one object of `kind`.
+std::optional<DecodeError> decode_object(od::document& doc, WorkloadKind kind, PodView& pod) {
+  od::object object;
+  od::json_type type;
+  if (auto code = doc.type().get(type)) return invalid_json(code);
+  if (type != od::json_type::object) return not_an_object();
+  if (auto code = doc.get_object().get(object)) return invalid_json(code);
+  if (auto error = decode_fields(object, kind, pod)) return error;
+  if (!doc.current_location().error()) return DecodeError{"", "invalid JSON: content after the object"};
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<WorkloadKind> workload_kind_from(std::string_view kind) {
   static constexpr std::pair<std::string_view, WorkloadKind> kKinds[] = {
@@ -423,64 +445,100 @@ std::optional<WorkloadKind> workload_kind_from(std::string_view kind) {
   return std::nullopt;
 }
 
-std::optional<DecodeError> decode_pod_as(element object_el, WorkloadKind kind, PodView& pod, bool check_duplicates) {
+std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, WorkloadKind kind, PodView& pod,
+                                           PodDocument& document) {
   pod.clear();
   pod.workload = kind;
-  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
-  if (check_duplicates)
-    if (auto err = find_duplicate_keys(object_el)) return err;
-  if (auto err = identity(object_el.get_object().value_unsafe(), pod)) return err;
-
-  element pod_el = object_el;
-  if (kind != WorkloadKind::Pod) {
-    std::string missing;
-    bool found = kind == WorkloadKind::CronJob
-                     ? descend(object_el, {"spec", "jobTemplate", "spec", "template"}, pod_el, missing)
-                     : descend(object_el, {"spec", "template"}, pod_el, missing);
-    if (!found) {
-      // A ReplicationController may omit its template; there is nothing to evaluate then.
-      if (kind == WorkloadKind::ReplicationController && missing == "spec.template") return std::nullopt;
-      return DecodeError{missing, "missing or not an object: a " + std::string(workload_kind_name(kind)) +
-                                      " needs a pod template"};
-    }
-    if (pod_el.type() != element_type::OBJECT) return DecodeError{missing, "must be an object"};
-  }
-
-  Decoder decoder(pod, workload_field_prefix(kind));
-  object pod_obj = pod_el.get_object().value_unsafe();
-  Loc root;
-  if (decoder.metadata(pod_obj, root)) decoder.spec(pod_obj, root);
-  return decoder.error;
+  od::document doc;
+  if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc))
+    return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
+  return decode_object(doc, kind, pod);
 }
 
-std::optional<DecodeError> decode_pod_template(element object_el, element template_el, std::string_view field_prefix,
-                                               std::string_view pointer, PodView& pod, bool check_duplicates) {
+std::optional<DecodeError> decode_pod_value(simdjson::ondemand::value& value, WorkloadKind kind, PodView& pod) {
+  pod.clear();
+  pod.workload = kind;
+  if (json::Reader::first_char(value) != '{') return not_an_object();
+  od::object object;
+  if (auto code = value.get_object().get(object)) return invalid_json(code);
+  return decode_fields(object, kind, pod);
+}
+
+std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, PodView& pod, PodDocument& document) {
+  od::document doc;
+  if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc))
+    return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
+  // The kind first (it says where the pod is), then the object from the start.
+  od::object object;
+  od::json_type type;
+  if (doc.type().get(type) || type != od::json_type::object || doc.get_object().get(object)) return not_an_object();
+  json::Reader reader;
+  std::string kind_text;
+  bool has_kind = false;
+  const bool read = reader.fields(object, kKindKey, Loc{}, [&](int, od::value& value, const Loc& at) {
+    std::string_view text;
+    if (!reader.as_string(value, text, at)) return false;
+    kind_text = text;
+    has_kind = true;
+    return true;
+  });
+  if (!read) return reader.error;
+  if (!has_kind) return DecodeError{"kind", "missing or not a string"};
+  const auto kind = workload_kind_from(kind_text);
+  if (!kind) return DecodeError{"kind", "\"" + kind_text + "\" is not a Pod or a workload with a pod template"};
+  pod.clear();
+  pod.workload = *kind;
+  doc.rewind();
+  return decode_object(doc, *kind, pod);
+}
+
+std::optional<DecodeError> decode_identity(std::string_view json, bool padded, ObjectIdentity& out,
+                                           PodDocument& document) {
+  out = ObjectIdentity{};
+  od::document doc;
+  if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc))
+    return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
+  od::object object;
+  od::json_type type;
+  if (doc.type().get(type) || type != od::json_type::object || doc.get_object().get(object)) return not_an_object();
+  PodView scratch;
+  Decoder d(scratch);
+  const bool read = d.fields(object, kObjectKeys, Loc{}, [&](int key, od::value& value, const Loc& at) {
+    if (key == 0) return d.string_if_string(value, scratch.api_version, at);
+    if (key == 1) return d.metadata(value, at, true, false);
+    return true;
+  });
+  if (!read) return d.error;
+  out.api_version = scratch.api_version;
+  out.name = scratch.name;
+  out.generate_name = scratch.generate_name;
+  out.namespace_name = scratch.namespace_name;
+  return std::nullopt;
+}
+
+std::optional<DecodeError> decode_pod_template(const ObjectIdentity& identity, std::string_view template_json,
+                                               bool padded, std::string_view field_prefix, std::string_view pointer,
+                                               PodView& pod, PodDocument& document) {
   pod.clear();
   pod.custom_template = true;
   pod.template_prefix = field_prefix;
   pod.template_pointer = pointer;
-  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
-  if (check_duplicates)
-    if (auto err = find_duplicate_keys(object_el)) return err;
-  if (auto err = identity(object_el.get_object().value_unsafe(), pod)) return err;
-  std::string_view shown = field_prefix.empty() ? field_prefix : field_prefix.substr(0, field_prefix.size() - 1);
-  if (template_el.type() != element_type::OBJECT) return DecodeError{std::string(shown), "must be an object"};
-  Decoder decoder(pod, field_prefix);
-  object pod_obj = template_el.get_object().value_unsafe();
-  Loc root;
-  if (decoder.metadata(pod_obj, root)) decoder.spec(pod_obj, root);
-  return decoder.error;
-}
-
-std::optional<DecodeError> decode_pod(element object_el, PodView& pod) {
-  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
-  auto kind_r = object_el.get_object().value_unsafe().at_key("kind");
-  if (kind_r.error() || kind_r.value_unsafe().type() != element_type::STRING)
-    return DecodeError{"kind", "missing or not a string"};
-  std::string_view kind_text = kind_r.value_unsafe().get_string().value_unsafe();
-  auto kind = workload_kind_from(kind_text);
-  if (!kind) return DecodeError{"kind", "\"" + std::string(kind_text) + "\" is not a Pod or a workload with a pod template"};
-  return decode_pod_as(object_el, *kind, pod);
+  pod.api_version = identity.api_version;
+  pod.name = identity.name;
+  pod.generate_name = identity.generate_name;
+  pod.namespace_name = identity.namespace_name;
+  const std::string_view shown = field_prefix.empty() ? field_prefix : field_prefix.substr(0, field_prefix.size() - 1);
+  od::document doc;
+  if (auto code = json::iterate(document.parser, template_json, padded, document.copy).get(doc))
+    return DecodeError{std::string(shown), std::string("invalid JSON: ") + simdjson::error_message(code)};
+  od::object object;
+  od::json_type type;
+  if (doc.type().get(type) || type != od::json_type::object || doc.get_object().get(object))
+    return DecodeError{std::string(shown), "must be an object"};
+  Decoder d(pod);
+  const Loc root{nullptr, field_prefix};
+  if (!d.pod(object, root)) return d.error;
+  return std::nullopt;
 }
 
 }  // namespace gpu_admission::policy

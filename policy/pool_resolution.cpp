@@ -33,11 +33,13 @@ bool term_covers(const PodView& pod, const NodeSelectorTerm& term, const Pool& p
 // Pools the required node affinity names: every pool some (ORed) term names together with the
 // nodeSelector. A term that names a pool counts even when another term lets the pod go elsewhere:
 // the pod targets that pool.
-std::vector<bool> affinity_pools(const CompiledPolicy& policy, const PodView& pod) {
-  std::vector<bool> named(policy.pools().size(), false);
+// Per-thread storage, reused: resolving pools allocates nothing once warm.
+const std::vector<char>& affinity_pools(const CompiledPolicy& policy, const PodView& pod) {
+  thread_local std::vector<char> named;
+  named.assign(policy.pools().size(), 0);
   for (const auto& term : pod.required_node_affinity)
     for (const auto& pool : policy.pools())
-      if (term_covers(pod, term, pool, term_allows)) named[pool.index] = true;
+      if (term_covers(pod, term, pool, term_allows)) named[pool.index] = 1;
   return named;
 }
 
@@ -68,7 +70,7 @@ const std::string* selector_contradicts(const PodView& pod, const Pool& pool) {
 PoolResolution resolve_pools(const CompiledPolicy& policy, const PodView& pod) {
   PoolResolution out;
   if (pod.node_selector.empty() && pod.required_node_affinity.empty()) return out;
-  const std::vector<bool> by_affinity = affinity_pools(policy, pod);
+  const std::vector<char>& by_affinity = affinity_pools(policy, pod);
   for (const auto& pool : policy.pools())
     if (by_affinity[pool.index] || selector_holds(pod, pool)) out.named.push_back(&pool);
   if (out.named.size() > 1) {

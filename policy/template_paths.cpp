@@ -38,7 +38,7 @@ std::optional<std::string> parse_segment(std::string_view seg, size_t number, st
 }
 
 void add_key(std::string& field, std::string& pointer, std::string_view key) {
-  if (dom::identifier_like(key)) {
+  if (identifier_like(key)) {
     if (!field.empty()) field += '.';
     field += key;
   } else {

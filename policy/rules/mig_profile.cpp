@@ -26,7 +26,7 @@ const MigProfileEntry* mutation_profile(const RuleContext& ctx, const Pool& pool
 
 void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
   const MigProfileEntry* fix = mutation_profile(ctx, pool);
-  const std::string hint = fix ? "; /mutate would have made them " + fix->resource : "";
+  auto hint = [&] { return fix ? "; /mutate would have made them " + fix->resource : std::string(); };
   for (const auto& c : ctx.pod.containers) {
     for (int pass = 0; pass < 2; ++pass) {
       const bool limits = pass == 1;
@@ -37,7 +37,7 @@ void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out)
           continue;  // reported at the request
         out.report(resource_field(ctx, c, limits, q.name),
                    container_label(c) + " requests whole GPUs (" + std::string(q.name) + ") in pool " +
-                       quoted(pool.name) + ", which hands out MIG slices" + hint);
+                       quoted(pool.name) + ", which hands out MIG slices" + hint());
       }
     }
   }
@@ -46,17 +46,17 @@ void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out)
 void check_single_product(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
   bool found = false;
   std::string_view product = ctx.pod.node_selector_value(kGpuProductLabel, &found);
-  const std::string field = ctx.field("spec.nodeSelector[\"" + std::string(kGpuProductLabel) + "\"]");
+  auto field = [&] { return ctx.field("spec.nodeSelector[\"" + std::string(kGpuProductLabel) + "\"]"); };
   if (!found) {
     const MigProfileEntry* fix = mutation_profile(ctx, pool);
-    out.report(field, "GPU pod in pool " + quoted(pool.name) + " (MIG strategy single) does not select a MIG product "
+    out.report(field(), "GPU pod in pool " + quoted(pool.name) + " (MIG strategy single) does not select a MIG product "
                       "through nvidia.com/gpu.product" +
                           (fix ? "; /mutate would have selected " + quoted(fix->single_product) : ""));
     return;
   }
   for (const auto& profile : pool.mig_profiles)
     if (profile.single_product == product) return;
-  out.report(field, "nvidia.com/gpu.product=" + quoted(product) + " is not a MIG product of " + quoted(pool.gpu_model) +
+  out.report(field(), "nvidia.com/gpu.product=" + quoted(product) + " is not a MIG product of " + quoted(pool.gpu_model) +
                         " in pool " + quoted(pool.name) + " (expected " + pool.gpu_model + "-MIG-<profile>)");
 }
 

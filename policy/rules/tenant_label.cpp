@@ -11,21 +11,22 @@ void check_tenant_label(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.tenant) return;
   const bool injected = ctx.policy.mutation_enabled(MutationId::TenantLabels);
   auto check = [&](std::string_view key, std::string_view expected) {
-    const std::string field = ctx.field("metadata.labels[\"" + std::string(key) + "\"]");
+    // The field path is built only for a finding: the common pod has none.
+    auto field = [&] { return ctx.field("metadata.labels[\"" + std::string(key) + "\"]"); };
     bool found = false;
     std::string_view value = ctx.pod.label(key, &found);
     if (found) {
       if (value != expected)
-        out.report(field, "label " + std::string(key) + "=" + quoted(value) + " differs from tenant " +
+        out.report(field(), "label " + std::string(key) + "=" + quoted(value) + " differs from tenant " +
                               quoted(ctx.tenant->name) + "'s value " + quoted(expected));
       return;
     }
     bool had = false;
     if (ctx.old_pod) ctx.old_pod->label(key, &had);
     if (had) {
-      out.report(field, "removes label " + std::string(key) + " of tenant " + quoted(ctx.tenant->name));
+      out.report(field(), "removes label " + std::string(key) + " of tenant " + quoted(ctx.tenant->name));
     } else if (injected) {
-      out.report(field, "lacks label " + std::string(key) + "=" + quoted(expected) + " of tenant " +
+      out.report(field(), "lacks label " + std::string(key) + "=" + quoted(expected) + " of tenant " +
                             quoted(ctx.tenant->name) + "; /mutate would have added it");
     }
   };

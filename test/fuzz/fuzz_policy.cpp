@@ -19,10 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string pod = R"({"kind":"Pod","metadata":{"name":"p","namespace":"team-alpha","labels":{"x":"y"}},
     "spec":{"nodeSelector":{"gpu.example.com/pool":"a100-secure"},"containers":[{"name":"c",
     "resources":{"limits":{"nvidia.com/gpu":"2","nvidia.com/mig-1g.10gb":"1"}}}]}})";
-  simdjson::dom::parser parser;
-  simdjson::dom::element root = parser.parse(pod).value();
+  static policy::PodDocument document;
   policy::PodView view;
-  if (!policy::decode_pod(root, view)) {
+  if (!policy::decode_pod_json(pod, false, view, document)) {
     policy::Decision d = policy::evaluate(*load.policy, view, {});
     (void)d;
   }

@@ -169,11 +169,9 @@ struct Computed {
 
 // Decodes `pod` and computes its GPU request with no pool (7 slices per GPU).
 Computed compute(const Json& pod) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element element;
-  REQUIRE(parser.parse(pod.dump()).get(element) == simdjson::SUCCESS);
+  policy::PodDocument document;
   policy::PodView view;
-  auto error = policy::decode_pod(element, view);
+  auto error = policy::decode_pod_json(pod.dump(), false, view, document);
   INFO((error ? error->field + ": " + error->message : std::string()));
   REQUIRE_FALSE(error);
   std::vector<policy::QuantityProblem> problems;
@@ -389,12 +387,10 @@ TEST_CASE("gpu-cap names the field of a fractional quantity and what it counts a
 TEST_CASE("container_asks_for_gpu agrees with the pod's count", "[quantity]") {
   for (const auto& s : kStrings) {
     INFO("\"" << s.text << "\"");
-    simdjson::dom::parser parser;
-    simdjson::dom::element element;
+    policy::PodDocument document;
     const Json pod = pod_with(Json::array({container("main", resources(json_string(s.text), Where::Limits))}));
-    REQUIRE(parser.parse(pod.dump()).get(element) == simdjson::SUCCESS);
     policy::PodView view;
-    REQUIRE_FALSE(policy::decode_pod(element, view));
+    REQUIRE_FALSE(policy::decode_pod_json(pod.dump(), false, view, document));
     REQUIRE(view.containers.size() == 1);
     CHECK(policy::container_asks_for_gpu(quantity_policy(), view.containers[0]) ==
           policy::compute_gpu_request(quantity_policy(), view, nullptr, nullptr).gpu_pod());

@@ -409,15 +409,13 @@ namespace {
 
 // A decoded pod; its views point into its own parser.
 struct Decoded {
-  simdjson::dom::parser parser;
+  policy::PodDocument document;
   policy::PodView pod;
 };
 
 std::unique_ptr<Decoded> decode(const Json& object) {
   auto d = std::make_unique<Decoded>();
-  simdjson::dom::element root;
-  REQUIRE_FALSE(d->parser.parse(object.dump()).get(root));
-  auto err = policy::decode_pod(root, d->pod);
+  auto err = policy::decode_pod_json(object.dump(), false, d->pod, d->document);
   INFO((err ? err->field + ": " + err->message : std::string()));
   REQUIRE_FALSE(err);
   return d;

@@ -2,8 +2,6 @@
 
 #include <exception>
 
-#include <simdjson.h>
-
 #include "policy/pod_decoder.h"
 #include "webhook/admission/admission_review.h"
 
@@ -15,7 +13,7 @@ using policy::Decision;
 
 // Per-thread scratch reused across requests: the parser's buffers and the views' vectors.
 struct Scratch {
-  simdjson::dom::parser parser;
+  ReviewReader reader;
   ReviewScratch review;
   Decision decision;
 };
@@ -129,15 +127,8 @@ HttpReply AdmissionService::serve(Exchange& x) const {
 // Read: parse the body, refuse ambiguous JSON, decode the envelope. A reply when refused.
 std::optional<HttpReply> AdmissionService::read(Exchange& x) const {
   Scratch& s = scratch();
-  simdjson::dom::element root;
   std::optional<HttpReply> refused;
-  if (auto err = s.parser.parse(x.body.data(), x.body.size()).get(root)) {
-    refused = http_error(400, std::string("invalid JSON: ") + simdjson::error_message(err));
-  } else if (auto dup = policy::find_duplicate_keys(root)) {
-    refused = http_error(400, "ambiguous JSON: " + (dup->field.empty() ? std::string() : dup->field + ": ") + dup->message);
-  } else if (auto bad = decode_admission_request(root, x.request)) {
-    refused = http_error(bad->http_status, bad->message);
-  }
+  if (auto bad = s.reader.read(x.body, x.request, EagerViews{&s.review.pod, &s.review.old_pod})) refused = http_error(bad->http_status, bad->message);
   if (refused) {
     if (metrics_) metrics_->count_http_error(refused->status);
     count_request(x, "error");

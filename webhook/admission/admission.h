@@ -24,7 +24,7 @@ namespace gpu_admission::webhook {
 struct HttpReply {
   int status = 200;
   std::string body;
-  std::string content_type = "application/json";
+  const char* content_type = "application/json";  // a literal: no allocation per reply
 };
 
 class AdmissionService {

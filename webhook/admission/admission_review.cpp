@@ -1,66 +1,153 @@
 #include "webhook/admission/admission_review.h"
 
+#include "policy/json_reader.h"
 #include "policy/patch.h"
 #include "webhook/admission/base64.h"
 
 namespace gpu_admission::webhook {
 namespace {
 
-using simdjson::dom::element;
-using simdjson::dom::element_type;
-using simdjson::dom::object;
+namespace od = simdjson::ondemand;
+using policy::Loc;
+using policy::json::keys;
 
-bool member(object obj, std::string_view key, element& out) {
-  auto r = obj.at_key(key);
-  if (r.error()) return false;
-  out = r.value_unsafe();
-  return out.type() != element_type::NULL_VALUE;
-}
+constexpr auto kReviewKeys = keys("apiVersion", "kind", "request");
+constexpr auto kRequestKeys = keys("uid", "kind", "resource", "subResource", "name", "namespace", "operation",
+                                   "userInfo", "dryRun", "object", "oldObject");
+constexpr auto kKindKeys = keys("group", "version", "kind");
+constexpr auto kResourceKeys = keys("resource");
+constexpr auto kUserInfoKeys = keys("username");
 
-bool string_member(object obj, std::string_view key, std::string_view& out) {
-  element e;
-  if (!member(obj, key, e) || e.type() != element_type::STRING) return false;
-  out = e.get_string().value_unsafe();
-  return true;
+// Reads the envelope's fields; string fields of another type read as absent, as before v2.
+class EnvelopeReader : public policy::json::Reader {
+ public:
+  EnvelopeReader(AdmissionRequest& request, EagerViews eager) : request_(request), eager_(eager) {}
+
+  template <size_t N>
+  bool strings(od::value& v, const policy::json::KeyTable<N>& table, std::string_view* const (&out)[N], const Loc& at) {
+    od::json_type type;
+    if (auto code = v.type().get(type)) return fail(at, code);
+    if (type != od::json_type::object) return true;
+    od::object object;
+    if (auto code = v.get_object().get(object)) return fail(at, code);
+    return fields(object, table, at, [&](int key, od::value& value, const Loc& value_at) {
+      return string_if_string(value, *out[key], value_at);
+    });
+  }
+
+  // The object as JSON text; any non-null value (its type is judged when it is decoded).
+  bool raw(od::value& v, std::string_view& out, const Loc& at) {
+    od::json_type type;
+    if (auto code = v.type().get(type)) return fail(at, code);
+    simdjson::error_code code = simdjson::SUCCESS;
+    if (type == od::json_type::object) {
+      od::object object;
+      code = v.get_object().get(object);
+      if (!code) code = object.raw_json().get(out);
+    } else if (type == od::json_type::array) {
+      od::array array;
+      code = v.get_array().get(array);
+      if (!code) code = array.raw_json().get(out);
+    } else {
+      out = v.raw_json_token();
+    }
+    return code ? fail(at, code) : true;
+  }
+
+  bool request(od::value& v, const Loc& at) {
+    od::json_type type;
+    if (auto code = v.type().get(type)) return fail(at, code);
+    if (type != od::json_type::object) return true;  // "has no request"
+    od::object object;
+    if (!as_object(v, object, at)) return false;
+    has_request = true;
+    AdmissionRequest& r = request_;
+    return fields(object, kRequestKeys, at, [&](int key, od::value& value, const Loc& value_at) {
+      switch (key) {
+        case 0: return string_if_string(value, r.uid, value_at);
+        case 1: return strings(value, kKindKeys, {&r.kind_group, &r.kind_version, &r.kind}, value_at);
+        case 2: return strings(value, kResourceKeys, {&r.resource}, value_at);
+        case 3: return string_if_string(value, r.sub_resource, value_at);
+        case 4: return string_if_string(value, r.name, value_at);
+        case 5: return string_if_string(value, r.namespace_name, value_at);
+        case 6: return string_if_string(value, r.operation, value_at);
+        case 7: return strings(value, kUserInfoKeys, {&r.username}, value_at);
+        case 8: {
+          od::json_type type;
+          if (auto code = value.type().get(type)) return fail(value_at, code);
+          return type != od::json_type::boolean || as_bool(value, r.dry_run, value_at);
+        }
+        case 9: r.has_object = true; return request_object(value, r.object, eager_.pod, r.object_decoded, value_at);
+        default:
+          r.has_old_object = true;
+          return request_object(value, r.old_object, eager_.old_pod, r.old_object_decoded, value_at);
+      }
+    });
+  }
+
+  // An object: decoded now into `pod` when its kind is a Pod or a built-in workload kind
+  // already read, else kept as text. An object that does not decode (a wrong type, a key read
+  // twice) is left there and the pass goes on: the decision phase refuses it. Invalid JSON ends
+  // the pass: the body is refused.
+  bool request_object(od::value& v, std::string_view& text, policy::PodView* pod, AdmissionRequest::Decoded& decoded,
+                      const Loc& at) {
+    const AdmissionRequest& r = request_;
+    const bool builtin_group = r.kind_group.empty() || r.kind_group == "apps" || r.kind_group == "batch";
+    const auto kind = builtin_group ? policy::workload_kind_from(r.kind) : std::nullopt;
+    if (!pod || !kind) return raw(v, text, at);
+    auto error = policy::decode_pod_value(v, *kind, *pod);
+    if (!error) {
+      decoded = AdmissionRequest::Decoded::Yes;
+      return true;
+    }
+    if (error->message.rfind("invalid JSON", 0) == 0) return fail(at.child(error->field), error->message);
+    decoded = AdmissionRequest::Decoded::Failed;
+    if (&decoded == &request_.object_decoded) request_.object_error = std::move(error);
+    return true;
+  }
+
+  bool has_request = false;
+
+ private:
+  AdmissionRequest& request_;
+  EagerViews eager_;
+};
+
+std::optional<RequestError> envelope_error(const policy::DecodeError& error) {
+  if (error.message.rfind("invalid JSON", 0) == 0) return RequestError{400, error.message};
+  return RequestError{400, "ambiguous JSON: " + (error.field.empty() ? std::string() : error.field + ": ") +
+                               error.message};
 }
 
 }  // namespace
 
-std::optional<RequestError> decode_admission_request(element root, AdmissionRequest& request) {
-  if (root.type() != element_type::OBJECT) return RequestError{400, "body is not a JSON object"};
-  object review = root.get_object().value_unsafe();
+std::optional<RequestError> ReviewReader::read(std::string_view body, AdmissionRequest& request, EagerViews eager) {
+  request = AdmissionRequest{};
+  od::document doc;
+  if (auto code = policy::json::iterate(parser_, body, false, padded_).get(doc))
+    return RequestError{400, std::string("invalid JSON: ") + simdjson::error_message(code)};
+  od::json_type type;
+  if (auto code = doc.type().get(type)) return RequestError{400, std::string("invalid JSON: ") + simdjson::error_message(code)};
+  od::object review;
+  if (type != od::json_type::object) return RequestError{400, "body is not a JSON object"};
+  if (auto code = doc.get_object().get(review))
+    return RequestError{400, std::string("invalid JSON: ") + simdjson::error_message(code)};
+  EnvelopeReader reader(request, eager);
   std::string_view api_version, kind;
-  string_member(review, "apiVersion", api_version);
-  string_member(review, "kind", kind);
+  const bool read = reader.fields(review, kReviewKeys, Loc{}, [&](int key, od::value& value, const Loc& at) {
+    if (key == 0) return reader.string_if_string(value, api_version, at);
+    if (key == 1) return reader.string_if_string(value, kind, at);
+    return reader.request(value, at);
+  });
+  if (!read) return envelope_error(*reader.error);
+  if (!doc.current_location().error())
+    return RequestError{400, "invalid JSON: content after the AdmissionReview"};
   if (kind != "AdmissionReview") return RequestError{400, "body is not an AdmissionReview (kind is \"" + std::string(kind) + "\")"};
   if (api_version != "admission.k8s.io/v1")
     return RequestError{400, "unsupported AdmissionReview apiVersion \"" + std::string(api_version) +
                                  "\" (this webhook speaks admission.k8s.io/v1)"};
-  element req_el;
-  if (!member(review, "request", req_el) || req_el.type() != element_type::OBJECT)
-    return RequestError{400, "AdmissionReview has no request"};
-  object req = req_el.get_object().value_unsafe();
-  if (!string_member(req, "uid", request.uid) || request.uid.empty())
-    return RequestError{400, "AdmissionReview request has no uid"};
-
-  element e;
-  if (member(req, "kind", e) && e.type() == element_type::OBJECT) {
-    object k = e.get_object().value_unsafe();
-    string_member(k, "group", request.kind_group);
-    string_member(k, "version", request.kind_version);
-    string_member(k, "kind", request.kind);
-  }
-  if (member(req, "resource", e) && e.type() == element_type::OBJECT)
-    string_member(e.get_object().value_unsafe(), "resource", request.resource);
-  string_member(req, "subResource", request.sub_resource);
-  string_member(req, "name", request.name);
-  string_member(req, "namespace", request.namespace_name);
-  string_member(req, "operation", request.operation);
-  if (member(req, "userInfo", e) && e.type() == element_type::OBJECT)
-    string_member(e.get_object().value_unsafe(), "username", request.username);
-  if (member(req, "dryRun", e) && e.type() == element_type::BOOL) request.dry_run = e.get_bool().value_unsafe();
-  request.has_object = member(req, "object", request.object);
-  request.has_old_object = member(req, "oldObject", request.old_object);
+  if (!reader.has_request) return RequestError{400, "AdmissionReview has no request"};
+  if (request.uid.empty()) return RequestError{400, "AdmissionReview request has no uid"};
   if (request.operation.empty()) return RequestError{400, "AdmissionReview request has no operation"};
   return std::nullopt;
 }

@@ -1,5 +1,5 @@
-// AdmissionReview admission.k8s.io/v1: the request fields the webhook reads (decoded with
-// simdjson, views into the parsed document) and the response writer.
+// AdmissionReview admission.k8s.io/v1: the request fields the webhook reads (decoded On-Demand
+// in one pass, views into the ReviewReader) and the response writer.
 #pragma once
 
 #include <optional>
@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include "policy/decision.h"
+#include "policy/pod_decoder.h"
 
 namespace gpu_admission::webhook {
 
@@ -25,8 +26,22 @@ struct AdmissionRequest {
   bool dry_run = false;
   bool has_object = false;
   bool has_old_object = false;
-  simdjson::dom::element object;
-  simdjson::dom::element old_object;
+  // request.object and request.oldObject as JSON text, followed by simdjson::SIMDJSON_PADDING
+  // readable bytes (inside the ReviewReader's copy of the body), decoded by the decision phase.
+  std::string_view object;
+  std::string_view old_object;
+  // Pods and built-in workloads are decoded in the envelope's pass when their kind comes first
+  // (the API server writes it first), into ReviewReader's EagerViews; the text is then not kept.
+  enum class Decoded : uint8_t { No, Yes, Failed };
+  Decoded object_decoded = Decoded::No;
+  Decoded old_object_decoded = Decoded::No;
+  std::optional<policy::DecodeError> object_error;  // object_decoded == Failed
+};
+
+// Where the envelope's pass decodes request.object and request.oldObject (null: kept as text).
+struct EagerViews {
+  policy::PodView* pod = nullptr;
+  policy::PodView* old_pod = nullptr;
 };
 
 struct RequestError {
@@ -34,8 +49,19 @@ struct RequestError {
   std::string message;
 };
 
-// Decodes the envelope. On error, `uid` may still have been filled (for a 200 reply).
-std::optional<RequestError> decode_admission_request(simdjson::dom::element root, AdmissionRequest& request);
+// Reads AdmissionReview bodies, one at a time: what it decoded points into it until the next
+// read. Reuse one per thread.
+class ReviewReader {
+ public:
+  // Decodes the envelope of `body` into `request` (cleared first): a 400 for a body that is not
+  // JSON, is ambiguous (a key read twice: json_reader.h) or is not an AdmissionReview. On error,
+  // `uid` may still have been filled. The objects are kept as text, decoded later.
+  std::optional<RequestError> read(std::string_view body, AdmissionRequest& request, EagerViews eager = {});
+
+ private:
+  simdjson::ondemand::parser parser_;
+  std::string padded_;
+};
 
 struct AdmissionResponse {
   std::string_view uid;

@@ -52,11 +52,20 @@ std::string ObjectError::message() const {
 
 namespace {
 
+// Parses an object of the request (padded text) into `parser`'s DOM, refusing duplicate keys.
+std::optional<policy::DecodeError> parse_dom(simdjson::dom::parser& parser, std::string_view text,
+                                             simdjson::dom::element& root) {
+  if (auto code = parser.parse(text.data(), text.size(), false).get(root))
+    return policy::DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
+  return policy::find_duplicate_keys(root);
+}
+
 std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Plan plan, const AdmissionRequest& request,
                                         policy::ClaimKind kind, ReviewScratch& scratch, policy::Decision& out,
                                         const policy::ExternalFacts& facts, const std::function<void()>& probe) {
-  if (auto err = policy::decode_claim_as(request.object, kind, scratch.claim, false))
-    return ObjectError{"request.object", *err};
+  simdjson::dom::element object, old_object;
+  if (auto err = parse_dom(scratch.object_dom, request.object, object)) return ObjectError{"request.object", *err};
+  if (auto err = policy::decode_claim_as(object, kind, scratch.claim, false)) return ObjectError{"request.object", *err};
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;
   options.username = request.username;
@@ -64,7 +73,8 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
   if (probe) probe();
   policy::evaluate_claim(policy, scratch.claim, options, out);
   if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
-      !policy::decode_claim_as(request.old_object, kind, scratch.old_claim, false)) {
+      !parse_dom(scratch.old_object_dom, request.old_object, old_object) &&
+      !policy::decode_claim_as(old_object, kind, scratch.old_claim, false)) {
     policy::evaluate_claim(policy, scratch.old_claim, options, scratch.old_decision);
     policy::keep_new_findings(out, scratch.old_decision);
   }
@@ -82,10 +92,17 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
                                             ReviewScratch& s, policy::Decision& out,
                                             const policy::ExternalFacts& facts, const std::function<void()>& probe) {
   out.clear();
-  if (auto err = policy::find_templates(request.object, def, s.templates)) return ObjectError{"request.object", *err};
+  simdjson::dom::element object, old_object;
+  if (auto err = parse_dom(s.object_dom, request.object, object)) return ObjectError{"request.object", *err};
+  if (auto err = policy::find_templates(object, def, s.templates)) return ObjectError{"request.object", *err};
+  if (auto err = policy::decode_identity(request.object, true, s.identity, s.identity_doc))
+    return ObjectError{"request.object", *err};
   s.old_templates.clear();
   const bool update = plan == Plan::EvaluateUpdate && request.has_old_object;
-  if (update && policy::find_templates(request.old_object, def, s.old_templates)) s.old_templates.clear();
+  if (update && (parse_dom(s.old_object_dom, request.old_object, old_object) ||
+                 policy::find_templates(old_object, def, s.old_templates) ||
+                 policy::decode_identity(request.old_object, true, s.old_identity, s.old_identity_doc)))
+    s.old_templates.clear();
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;
   options.username = request.username;
@@ -94,12 +111,14 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
   if (probe) probe();
   for (size_t i = 0; i < s.templates.size(); ++i) {
     const policy::TemplateMatch& t = s.templates[i];
-    if (auto err = policy::decode_pod_template(request.object, t.element, t.prefix, t.pointer, s.pod, false))
+    if (auto err = policy::decode_pod_template(s.identity, simdjson::minify(t.element), false, t.prefix, t.pointer,
+                                               s.pod, s.object_doc))
       return ObjectError{"request.object", *err};
     policy::evaluate(policy, s.pod, options, s.one);
     const policy::TemplateMatch* old = same_template(s.old_templates, t.field);
     if (old && !s.one.exempt &&
-        !policy::decode_pod_template(request.old_object, old->element, old->prefix, old->pointer, s.old_pod, false)) {
+        !policy::decode_pod_template(s.old_identity, simdjson::minify(old->element), false, old->prefix,
+                                     old->pointer, s.old_pod, s.old_object_doc)) {
       policy::evaluate(policy, s.old_pod, options, s.old_decision);
       policy::keep_new_findings(s.one, s.old_decision);
     }
@@ -121,8 +140,12 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   if (target.what == ReviewTarget::What::Templates && target.templates)
     return decide_templates(policy, plan, request, *target.templates, scratch, out, facts, probe);
   const policy::WorkloadKind kind = target.workload;
-  if (auto err = policy::decode_pod_as(request.object, kind, scratch.pod, false))
-    return ObjectError{"request.object", *err};
+  // Decoded already in the envelope's pass (AdmissionRequest::Decoded), else from the text.
+  if (request.object_decoded == AdmissionRequest::Decoded::Failed)
+    return ObjectError{"request.object", request.object_error.value_or(policy::DecodeError{"", "cannot be read"})};
+  if (request.object_decoded == AdmissionRequest::Decoded::No)
+    if (auto err = policy::decode_pod_json(request.object, true, kind, scratch.pod, scratch.object_doc))
+      return ObjectError{"request.object", *err};
 
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;
@@ -132,7 +155,11 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   // store. Templates are judged as the pods they create, which pass /mutate.
   options.mutate = endpoint == Endpoint::Mutate || kind != policy::WorkloadKind::Pod;
   const bool update = plan == Plan::EvaluateUpdate && request.has_old_object;
-  if (update && !policy::decode_pod_as(request.old_object, kind, scratch.old_pod, false)) {
+  const bool old_read =
+      update && (request.old_object_decoded == AdmissionRequest::Decoded::Yes ||
+                 (request.old_object_decoded == AdmissionRequest::Decoded::No &&
+                  !policy::decode_pod_json(request.old_object, true, kind, scratch.old_pod, scratch.old_object_doc)));
+  if (old_read) {
     options.old_pod = &scratch.old_pod;
   }
   if (probe) probe();

@@ -40,8 +40,13 @@ ReviewTarget target_of(const AdmissionRequest& request, const policy::CompiledPo
 
 Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, const ReviewTarget& target);
 
-// Decoded views reused across requests (per thread in the server).
+// Decoded views, and the documents they point into, reused across requests (per thread in the
+// server). Pods and workloads are decoded On-Demand from request.object's text; claims and kinds
+// judged by template paths are parsed into a DOM first (and checked whole for duplicate keys).
 struct ReviewScratch {
+  policy::PodDocument object_doc, old_object_doc, identity_doc, old_identity_doc;
+  simdjson::dom::parser object_dom, old_object_dom;
+  policy::ObjectIdentity identity, old_identity;
   policy::PodView pod;
   policy::PodView old_pod;
   policy::ClaimView claim;

@@ -23,16 +23,9 @@ std::string string_at(const Json& obj, const char* a, const char* b = nullptr) {
 // Judges an AdmissionReview with the webhook's own decision phase (/validate).
 void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& manifest,
                   const policy::ExternalFacts& facts, OfflineResult& r) {
-  simdjson::dom::parser parser;
-  std::string text = to_json_text(manifest.review);
-  simdjson::dom::element root;
+  ReviewReader reader;
   AdmissionRequest request;
-  if (auto err = parser.parse(text).get(root)) {
-    r.status = OfflineResult::Status::Error;
-    r.note = std::string("cannot re-read the AdmissionReview: ") + simdjson::error_message(err);
-    return;
-  }
-  if (auto bad = decode_admission_request(root, request)) {
+  if (auto bad = reader.read(to_json_text(manifest.review), request)) {
     r.status = OfflineResult::Status::Error;
     r.note = bad->message;
     return;
@@ -101,13 +94,19 @@ void apply_patch(const Json& object, OfflineResult& r) {
 
 // Evaluates every template of `def` in `root` into `r.templates` and merges them into `r`.
 bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::WorkloadKindDef& def,
-                        simdjson::dom::element root, const policy::EvalOptions& options, OfflineResult& r) {
+                        const std::string& text, simdjson::dom::element root, const policy::EvalOptions& options,
+                        OfflineResult& r) {
   std::vector<policy::TemplateMatch> matches;
   if (auto err = policy::find_templates(root, def, matches)) return fail(r, err->field + ": " + err->message);
+  policy::PodDocument identity_doc, pod_doc;
+  policy::ObjectIdentity identity;
+  if (auto err = policy::decode_identity(text, false, identity, identity_doc))
+    return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
   policy::PodView pod;
   for (size_t i = 0; i < matches.size(); ++i) {
     const policy::TemplateMatch& m = matches[i];
-    if (auto err = policy::decode_pod_template(root, m.element, m.prefix, m.pointer, pod, i == 0))
+    if (auto err = policy::decode_pod_template(identity, simdjson::minify(m.element), false, m.prefix, m.pointer, pod,
+                                               pod_doc))
       return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
     OfflineResult t;
     t.kind = r.kind;
@@ -138,7 +137,7 @@ void judge_templates(const policy::CompiledPolicy& policy, const policy::Workloa
   options.namespace_name = r.namespace_name;
   options.mutate = true;  // templates are judged as the pods they create, which pass /mutate
   options.set_facts(facts);
-  if (!evaluate_templates(policy, def, root, options, r)) return;
+  if (!evaluate_templates(policy, def, text, root, options, r)) return;
   if (r.templates.empty()) {
     r.status = OfflineResult::Status::Skipped;
     r.note = "no pod template found (" + def.kind + " templates are at";
@@ -201,16 +200,9 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
     return r;
   }
 
-  simdjson::dom::parser parser;
-  std::string text = to_json_text(object);
-  simdjson::dom::element root;
-  if (auto err = parser.parse(text).get(root)) {
-    r.status = OfflineResult::Status::Error;
-    r.note = std::string("cannot re-read the object: ") + simdjson::error_message(err);
-    return r;
-  }
+  policy::PodDocument document;
   policy::PodView pod;
-  if (auto err = policy::decode_pod_as(root, *kind, pod)) {
+  if (auto err = policy::decode_pod_json(to_json_text(object), false, *kind, pod, document)) {
     r.status = OfflineResult::Status::Error;
     r.note = (err->field.empty() ? std::string() : err->field + ": ") + err->message;
     return r;

@@ -12,77 +12,14 @@
 #include "webhook/admission/admission_review.h"
 #include "webhook/admission/base64.h"
 #include "webhook/io/policy_file.h"
+#include "webhook/admission/admission_test_support.h"
 
 using namespace gpu_admission;
 using nlohmann::json;
 
 namespace {
 
-constexpr const char* kPolicy = R"(apiVersion: gpu-admission.io/v1alpha1
-kind: GpuAdmissionPolicy
-metadata: {name: codec}
-spec:
-  exemptions: {namespaces: [kube-system], usernames: ["system:admin"]}
-  defaults:
-    maxGpusPerPod: 2
-    gpuTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]
-  rules: {host-namespaces: warn, gpu-device-access: audit}
-  pools:
-    - name: a100
-      nodeSelector: {pool: a100}
-      trust: adversarial
-      gpuModel: A100-SXM4-80GB
-      mig: {strategy: mixed, defaultProfile: 1g.10gb}
-  tenants:
-    - name: alpha
-      namespaces: [team-alpha]
-      labels: {cost-center: cc-1}
-      pools: [a100]
-      defaultPool: a100
-)";
-
-struct Fixture {
-  webhook::PolicyHolder holder;
-  webhook::Metrics metrics;
-  webhook::Logger logger{webhook::LogLevel::Error, -1};
-  webhook::AdmissionService service{holder, &metrics, &logger};
-  Fixture() {
-    auto load = webhook::load_policy_text(kPolicy, "codec.yaml");
-    INFO(load.report());
-    REQUIRE(load.ok());
-    holder.set(load.policy);
-  }
-};
-
-json gpu_pod(int gpus = 1) {
-  return json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"team-alpha"},
-    "spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],
-            "containers":[{"name":"main","image":"cuda","resources":{"limits":{"nvidia.com/gpu":)" +
-                     std::to_string(gpus) + R"(}}}]}})");
-}
-
-json review(const json& object, const std::string& operation = "CREATE", const std::string& kind = "Pod",
-            const std::string& ns = "team-alpha") {
-  json r = {{"apiVersion", "admission.k8s.io/v1"},
-            {"kind", "AdmissionReview"},
-            {"request",
-             {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
-              {"kind", {{"group", kind == "Pod" ? "" : "apps"}, {"version", "v1"}, {"kind", kind}}},
-              {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
-              {"namespace", ns},
-              {"operation", operation},
-              {"userInfo", {{"username", "alice"}}},
-              {"dryRun", false}}}};
-  if (!object.is_null()) r["request"]["object"] = object;
-  return r;
-}
-
-json call(Fixture& f, webhook::Endpoint endpoint, const json& body, int expect_status = 200) {
-  webhook::HttpReply reply = f.service.handle(endpoint, body.dump());
-  INFO(reply.body);
-  REQUIRE(reply.status == expect_status);
-  return json::parse(reply.body);
-}
+using namespace admission_test;
 
 // The pod as the API server stores it after /mutate (what /validate then receives).
 json through_mutate(Fixture& f, const json& pod) {
@@ -290,10 +227,15 @@ TEST_CASE("duplicate keys anywhere in the review are refused as ambiguous", "[ad
   auto pos = body.find(needle);
   REQUIRE(pos != std::string::npos);
   body.insert(pos + needle.size(), ",\"securityContext\":{\"privileged\":false},\"securityContext\":{\"privileged\":true}");
+  // Refused in the AdmissionReview (allowed: false whatever the failurePolicy), naming the field.
   webhook::HttpReply reply = f.service.handle(webhook::Endpoint::Validate, body);
-  CHECK(reply.status == 400);
-  CHECK(reply.body.find("duplicate key \"securityContext\"") != std::string::npos);
-  CHECK(reply.body.find("request.object.spec.containers[0]") != std::string::npos);
+  CHECK(reply.status == 200);
+  json resp = json::parse(reply.body)["response"];
+  CHECK(resp["allowed"] == false);
+  CHECK(resp["status"]["code"] == 400);
+  const std::string message = resp["status"]["message"];
+  CHECK(message.find("duplicate key \"securityContext\"") != std::string::npos);
+  CHECK(message.find("request.object field spec.containers[0]") != std::string::npos);
 }
 
 TEST_CASE("duplicate keys in a very large object are found without comparing every pair", "[admission]") {
@@ -317,10 +259,11 @@ TEST_CASE("duplicate keys in a very large object are found without comparing eve
     FAIL_CHECK("the duplicate-key check of 200,000 keys ran for over 30 s");
     std::_Exit(1);  // it would go on for minutes
   }
-  webhook::HttpReply reply = answer.get();
-  CHECK(reply.status == 400);
-  CHECK(reply.body.find("duplicate key \"label-123456\"") != std::string::npos);
-  CHECK(reply.body.find("request.object.metadata.labels") != std::string::npos);
+  json refused = json::parse(answer.get().body)["response"];
+  CHECK(refused["allowed"] == false);
+  const std::string message = refused["status"]["message"];
+  CHECK(message.find("duplicate key \"label-123456\"") != std::string::npos);
+  CHECK(message.find("request.object field metadata.labels") != std::string::npos);
 }
 
 TEST_CASE("an exception during evaluation fails closed with code 500, and serving goes on", "[admission]") {

@@ -59,12 +59,9 @@ struct Judged {
 
 Judged judge(const json& body, webhook::Endpoint endpoint = webhook::Endpoint::Validate) {
   Judged out;
-  simdjson::dom::parser parser;
-  const std::string text = body.dump();
-  simdjson::dom::element root;
-  REQUIRE(!parser.parse(text).get(root));
+  webhook::ReviewReader reader;
   webhook::AdmissionRequest request;
-  REQUIRE(!webhook::decode_admission_request(root, request));
+  REQUIRE(!reader.read(body.dump(), request));
   const webhook::ReviewTarget target = webhook::target_of(request, &ml_policy());
   out.plan = webhook::plan_for(endpoint, request, target);
   if (out.plan == webhook::Plan::Allow) return out;

@@ -1,0 +1,69 @@
+#include "policy/json_reader.h"
+
+#include <algorithm>
+
+namespace gpu_admission::policy::json {
+
+std::optional<std::string_view> first_repeated(const std::vector<std::string_view>& names) {
+  if (names.size() <= 16) {
+    // Small maps, nearly all of them: comparing each pair is cheaper than sorting.
+    for (size_t i = 1; i < names.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (names[i] == names[j]) return names[i];
+    return std::nullopt;
+  }
+  // Large maps (100,000 labels is a valid body) in n log n, on a copy: order is kept.
+  thread_local std::vector<std::string_view> sorted;
+  sorted.assign(names.begin(), names.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto repeated = std::adjacent_find(sorted.begin(), sorted.end());
+  if (repeated == sorted.end()) return std::nullopt;
+  return *repeated;
+}
+
+bool Reader::fail(const Loc& at, std::string_view message) {
+  if (!error) {
+    std::string field;
+    at.render(field);
+    error = DecodeError{std::move(field), std::string(message)};
+  }
+  return false;
+}
+
+bool Reader::fail(const Loc& at, simdjson::error_code code) {
+  return fail(at, std::string("invalid JSON: ") + simdjson::error_message(code));
+}
+
+bool Reader::duplicate(const Loc& at, std::string_view key) {
+  return fail(at, "duplicate key \"" + std::string(key) + "\" (ambiguous JSON is refused)");
+}
+
+bool Reader::string_map(od::value& v, StringViewPairs& out, const Loc& at) {
+  const size_t first = out.size();
+  const bool read = map_fields(v, at, [&](std::string_view key, od::value& value, const Loc& value_at) {
+    std::string_view text;
+    if (!as_string(value, text, value_at)) return false;
+    out.emplace_back(key, text);
+    return true;
+  });
+  if (!read) return false;
+  thread_local std::vector<std::string_view> names;
+  names.clear();
+  for (size_t i = first; i < out.size(); ++i) names.push_back(out[i].first);
+  return unique(names, at);
+}
+
+bool Reader::unique(const std::vector<std::string_view>& names, const Loc& at) {
+  if (auto repeated = first_repeated(names)) return duplicate(at, *repeated);
+  return true;
+}
+
+simdjson::simdjson_result<od::document> iterate(od::parser& parser, std::string_view json, bool padded,
+                                                std::string& copy) {
+  if (padded) return parser.iterate(json.data(), json.size(), json.size() + simdjson::SIMDJSON_PADDING);
+  copy.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  copy.assign(json);
+  return parser.iterate(copy.data(), copy.size(), copy.capacity());
+}
+
+}  // namespace gpu_admission::policy::json

@@ -1,0 +1,193 @@
+// Reading JSON On-Demand (simdjson) in one forward pass, for the decoders on the request path
+// (the AdmissionReview envelope and the pod decoder). No DOM is built: each object is walked
+// once, field by field; keys are matched against a fixed KeyTable made at compile time (no
+// hashing per request), and values of keys outside the table are skipped unread.
+//
+// Ambiguity: a key of the table seen twice in one object is an error, and so is a key repeated
+// in a map that is read whole (labels, annotations, nodeSelector, resources). Keys are compared
+// unescaped, so "\u0063ontainers" is "containers". Go's decoder, which the API server uses, keeps
+// the last of two equal keys; a reader keeping the first would judge another object than the one
+// stored. Keys that are not read cannot change the decision and are not compared.
+//
+// Errors are located with a Loc (policy/field_loc.h) and the first one is kept in `error`.
+// JSON null reads as absent, as the API server's decoder reads it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "policy/field_loc.h"
+#include "policy/pod_decoder.h"  // DecodeError
+#include "policy/pod_view.h"     // StringViewPairs
+
+#define GPU_ADMISSION_ALWAYS_INLINE __attribute__((always_inline)) inline
+
+namespace gpu_admission::policy::json {
+
+namespace od = simdjson::ondemand;
+
+// The keys an object is read for; a key's index is its position. At most 64 keys.
+template <size_t N>
+struct KeyTable {
+  static_assert(N <= 64, "a KeyTable holds at most 64 keys");
+  std::array<std::string_view, N> names;
+  constexpr int find(std::string_view key) const noexcept {
+    for (size_t i = 0; i < N; ++i)
+      if (names[i] == key) return static_cast<int>(i);
+    return -1;
+  }
+};
+template <typename... K>
+constexpr KeyTable<sizeof...(K)> keys(K... names) {
+  return KeyTable<sizeof...(K)>{{std::string_view(names)...}};
+}
+
+// The first key that appears twice in `names` (any order), or nullopt.
+std::optional<std::string_view> first_repeated(const std::vector<std::string_view>& names);
+
+class Reader {
+ public:
+  std::optional<DecodeError> error;
+
+  bool fail(const Loc& at, std::string_view message);
+  bool fail(const Loc& at, simdjson::error_code code);  // "invalid JSON: ..."
+  bool duplicate(const Loc& at, std::string_view key);
+
+  // Calls on(index, value, value_at) for each non-null field whose key is in `table`, in
+  // document order; skips the others. A key of the table seen twice is an error.
+  template <size_t N, typename On>
+  bool fields(od::object object, const KeyTable<N>& table, const Loc& at, On&& on) {
+    uint64_t seen = 0;
+    for (auto item : object) {
+      od::field field;
+      if (auto code = std::move(item).get(field)) return fail(at, code);
+      std::string_view key;
+      if (auto code = read_key(field, key)) return fail(at, code);
+      const int index = table.find(key);
+      if (index < 0) continue;
+      const uint64_t bit = uint64_t{1} << index;
+      if (seen & bit) return duplicate(at, key);
+      seen |= bit;
+      od::value value = field.value();
+      const Loc value_at = at.child(table.names[static_cast<size_t>(index)]);
+      bool null = false;
+      if (!is_null(value, value_at, null)) return false;
+      if (!null && !on(index, value, value_at)) return false;
+    }
+    return true;
+  }
+
+  // Every field of a map (null values skipped), in document order: on(key, value, value_at).
+  // Repeated keys are the caller's to check (they are collected there).
+  template <typename On>
+  bool map_fields(od::value& v, const Loc& at, On&& on) {
+    od::object object;
+    if (!as_object(v, object, at)) return false;
+    for (auto item : object) {
+      od::field field;
+      if (auto code = std::move(item).get(field)) return fail(at, code);
+      std::string_view key;
+      if (auto code = read_key(field, key)) return fail(at, code);
+      od::value value = field.value();
+      const Loc value_at = at.map_key(key);
+      bool null = false;
+      if (!is_null(value, value_at, null)) return false;
+      if (!null && !on(key, value, value_at)) return false;
+    }
+    return true;
+  }
+
+  // Calls each(item, item_at, index) for every entry of a list, requiring an object in each.
+  template <typename Each>
+  bool each_object(od::value& v, const Loc& at, Each&& each) {
+    od::array list;
+    if (!as_array(v, list, at)) return false;
+    uint32_t i = 0;
+    for (auto item : list) {
+      const Loc item_at = at.item(i);
+      od::value value;
+      if (auto code = std::move(item).get(value)) return fail(item_at, code);
+      od::object object;
+      if (!as_object(value, object, item_at) || !each(object, item_at, i)) return false;
+      ++i;
+    }
+    return true;
+  }
+
+  // The first character of a value says its type ('{', '[', '"', 't', 'f', 'n', or a number).
+  GPU_ADMISSION_ALWAYS_INLINE static char first_char(od::value& v) { return v.raw_json_token().data()[0]; }
+
+  // A key, unescaped: a view of the input when it holds no escape (nearly always), else
+  // unescaped into the parser.
+  GPU_ADMISSION_ALWAYS_INLINE static simdjson::error_code read_key(od::field& field, std::string_view& key) {
+    const char* raw = field.key().raw();
+    const char* end = raw;
+    while (*end != '"' && *end != '\\') ++end;
+    if (*end == '"') {
+      key = std::string_view(raw, static_cast<size_t>(end - raw));
+      return simdjson::SUCCESS;
+    }
+    return field.unescaped_key().get(key);
+  }
+
+  GPU_ADMISSION_ALWAYS_INLINE bool is_null(od::value& v, const Loc& at, bool& null) {
+    null = false;
+    if (first_char(v) != 'n') return true;
+    // The atom is checked: "nul" or "nullx" is not null.
+    if (auto code = v.is_null().get(null)) return fail(at, code);
+    return null || fail(at, "invalid JSON: not a valid value");
+  }
+  GPU_ADMISSION_ALWAYS_INLINE bool as_object(od::value& v, od::object& out, const Loc& at) {
+    if (first_char(v) != '{') return fail(at, "must be an object");
+    if (auto code = v.get_object().get(out)) return fail(at, code);
+    return true;
+  }
+  GPU_ADMISSION_ALWAYS_INLINE bool as_array(od::value& v, od::array& out, const Loc& at) {
+    if (first_char(v) != '[') return fail(at, "must be a list");
+    if (auto code = v.get_array().get(out)) return fail(at, code);
+    return true;
+  }
+  GPU_ADMISSION_ALWAYS_INLINE bool as_string(od::value& v, std::string_view& out, const Loc& at) {
+    const std::string_view token = v.raw_json_token();
+    if (token[0] != '"') return fail(at, "must be a string");
+    // Without an escape the string is its bytes (stage 1 checked them as UTF-8): a view of the
+    // input. With one, simdjson unescapes it into the parser.
+    const char* end = token.data() + 1;
+    while (*end != '"' && *end != '\\') ++end;
+    if (*end == '"') {
+      out = std::string_view(token.data() + 1, static_cast<size_t>(end - token.data() - 1));
+      return true;
+    }
+    if (auto code = v.get_string().get(out)) return fail(at, code);
+    return true;
+  }
+  GPU_ADMISSION_ALWAYS_INLINE bool as_bool(od::value& v, bool& out, const Loc& at) {
+    const char c = first_char(v);
+    if (c != 't' && c != 'f') return fail(at, "must be true or false");
+    if (auto code = v.get_bool().get(out)) return fail(at, code);
+    return true;
+  }
+  // A string when the value is one, else nothing (and no error): for fields whose other types
+  // the API server refuses and that are read as absent here.
+  GPU_ADMISSION_ALWAYS_INLINE bool string_if_string(od::value& v, std::string_view& out, const Loc& at) {
+    return first_char(v) != '"' || as_string(v, out, at);
+  }
+  // A map of strings (labels, annotations, nodeSelector) appended to `out`; repeated keys refused.
+  bool string_map(od::value& v, StringViewPairs& out, const Loc& at);
+  // Requires `names` (keys just read from the map at `at`) to hold no key twice.
+  bool unique(const std::vector<std::string_view>& names, const Loc& at);
+
+};
+
+// An On-Demand document over `json`, which must be followed by SIMDJSON_PADDING readable bytes
+// when `padded` is true; otherwise it is copied into `copy` first.
+simdjson::simdjson_result<od::document> iterate(od::parser& parser, std::string_view json, bool padded,
+                                                std::string& copy);
+
+}  // namespace gpu_admission::policy::json
