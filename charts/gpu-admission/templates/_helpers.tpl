@@ -161,9 +161,32 @@ Renders nothing; included by the Deployment and the webhook configurations.
 {{- if lt (int .Values.replicaCount) 2 }}
 {{- fail (printf "replicaCount must be at least 2, got %v: with one replica every reschedule leaves the cluster without a webhook" .Values.replicaCount) }}
 {{- end }}
+{{- /* The fewest replicas there can be: replicaCount, or the HPA's minReplicas when it owns the count. */}}
+{{- $floorName := "replicaCount" }}
+{{- $floor := .Values.replicaCount }}
+{{- $autoscaling := .Values.autoscaling | default dict }}
+{{- if $autoscaling.enabled }}
+{{- if lt (int $autoscaling.minReplicas) 2 }}
+{{- fail (printf "autoscaling.minReplicas must be at least 2, got %v: with one replica every reschedule leaves the cluster without a webhook" $autoscaling.minReplicas) }}
+{{- end }}
+{{- if lt (int $autoscaling.maxReplicas) (int $autoscaling.minReplicas) }}
+{{- fail (printf "autoscaling.maxReplicas (%v) must be at least autoscaling.minReplicas (%v)" $autoscaling.maxReplicas $autoscaling.minReplicas) }}
+{{- end }}
+{{- if not (dig "requests" "cpu" "" (.Values.resources | default dict)) }}
+{{- fail "autoscaling.enabled needs resources.requests.cpu: the HorizontalPodAutoscaler's CPU target is a percentage of the CPU request, and without one it cannot scale" }}
+{{- end }}
+{{- if and $autoscaling.targetMemoryUtilizationPercentage (not (dig "requests" "memory" "" (.Values.resources | default dict))) }}
+{{- fail "autoscaling.targetMemoryUtilizationPercentage needs resources.requests.memory: the target is a percentage of the memory request" }}
+{{- end }}
+{{- if not (or $autoscaling.targetCPUUtilizationPercentage $autoscaling.targetMemoryUtilizationPercentage) }}
+{{- fail "autoscaling.enabled needs a target: set autoscaling.targetCPUUtilizationPercentage (or targetMemoryUtilizationPercentage)" }}
+{{- end }}
+{{- $floorName = "autoscaling.minReplicas" }}
+{{- $floor = $autoscaling.minReplicas }}
+{{- end }}
 {{- if and .Values.podDisruptionBudget.enabled (not (kindIs "string" .Values.podDisruptionBudget.minAvailable)) }}
-{{- if ge (int .Values.podDisruptionBudget.minAvailable) (int .Values.replicaCount) }}
-{{- fail (printf "podDisruptionBudget.minAvailable (%v) must be below replicaCount (%v), or node drains block forever" .Values.podDisruptionBudget.minAvailable .Values.replicaCount) }}
+{{- if ge (int .Values.podDisruptionBudget.minAvailable) (int $floor) }}
+{{- fail (printf "podDisruptionBudget.minAvailable (%v) must be below %s (%v), or node drains block forever" .Values.podDisruptionBudget.minAvailable $floorName $floor) }}
 {{- end }}
 {{- end }}
 {{- if and (eq $mode "external") (not .Values.certificates.external.caBundle) }}
