@@ -50,9 +50,11 @@ const std::string& body(Review r) {
 }
 
 // What /validate receives: the API server runs /mutate first, so a Pod arrives mutated (as the
-// default policy mutates it). Workload templates are not mutated by /mutate.
-std::string after_mutate(const std::string& review_text) {
+// default policy mutates it, its claims resolved by `claims`). Workload templates are not
+// mutated by /mutate.
+std::string after_mutate(const std::string& review_text, const policy::ClaimResolver* claims = nullptr) {
   webhook::AdmissionService service(holder(PolicyKind::Default), nullptr, nullptr);
+  service.set_claim_resolver(claims);
   Json review = Json::parse(review_text);
   Json response = Json::parse(service.handle(webhook::Endpoint::Mutate, review_text).body)["response"];
   if (!response.contains("patch")) return review_text;
@@ -123,6 +125,61 @@ void BM_Validate_TrainingPod_TwoClaims(benchmark::State& state) {
   state.counters["review_bytes"] = static_cast<double>(input.review.size());
 }
 
+// Cluster state (issue 16, what `bench/load.sh` sends with CLUSTER=1): (f) a GPU pod of tenant
+// platform whose GPUs come from two ResourceClaims named by resourceClaimName, as /mutate left
+// it, its claims resolved from memory (serve resolves them from its cluster state: a hit costs
+// a lookup, see bench_cluster.cpp); (g) /mutate of a pod of five containers without GPUs in the
+// same namespace, where hide-gpus writes an env entry into every container.
+struct DraPod {
+  webhook::InputClaims claims;
+  std::string review;          // as /mutate receives it
+  std::string mutated_review;  // as /validate receives it
+  DraPod() {
+    for (const Json& claim : bench::dra_pod_claims()) claims.add(claim, bench::kDraNamespace);
+    review = bench::dra_pod_review();
+    mutated_review = after_mutate(review, &claims);
+  }
+};
+
+DraPod& dra_pod() {
+  static DraPod instance;
+  return instance;
+}
+
+const std::string& cpu_pod() {
+  static const std::string review = bench::cpu_pod_review();
+  return review;
+}
+
+void run_with(benchmark::State& state, webhook::Endpoint endpoint, const std::string& input,
+              const policy::ClaimResolver* claims) {
+  webhook::AdmissionService service(holder(PolicyKind::Default), nullptr, nullptr);
+  service.set_claim_resolver(claims);
+  // The answer these reviews are made for: (f) allowed, (g) a patch (load.sh checks its entries).
+  const std::string first = service.handle(endpoint, input).body;
+  const char* expected = endpoint == webhook::Endpoint::Validate ? "\"allowed\":true" : "\"patch\":";
+  if (first.find(expected) == std::string::npos) {
+    state.SkipWithError(("unexpected answer: " + first.substr(0, 300)).c_str());
+    return;
+  }
+  for (int i = 0; i < 3; ++i) benchmark::DoNotOptimize(service.handle(endpoint, input));
+  uint64_t before = g_allocations.load();
+  for (auto _ : state) {
+    webhook::HttpReply reply = service.handle(endpoint, input);
+    benchmark::DoNotOptimize(reply.body.data());
+  }
+  state.counters["allocs_per_review"] =
+      benchmark::Counter(static_cast<double>(g_allocations.load() - before) / state.iterations());
+  state.counters["review_bytes"] = static_cast<double>(input.size());
+}
+
+void BM_Validate_DraPod_TwoClusterClaims(benchmark::State& s) {
+  run_with(s, webhook::Endpoint::Validate, dra_pod().mutated_review, &dra_pod().claims);
+}
+void BM_Mutate_CpuPod_HideGpusEveryContainer(benchmark::State& s) {
+  run_with(s, webhook::Endpoint::Mutate, cpu_pod(), nullptr);
+}
+
 void BM_Validate_TrainingPod_DefaultPolicy(benchmark::State& s) { run(s, webhook::Endpoint::Validate, Review::TrainingPod, PolicyKind::Default); }
 void BM_Mutate_TrainingPod_DefaultPolicy(benchmark::State& s) { run(s, webhook::Endpoint::Mutate, Review::TrainingPod, PolicyKind::Default); }
 void BM_Validate_LargePod_DefaultPolicy(benchmark::State& s) { run(s, webhook::Endpoint::Validate, Review::LargePod, PolicyKind::Default); }
@@ -141,15 +198,23 @@ BENCHMARK(BM_Validate_Deployment_DefaultPolicy);
 BENCHMARK(BM_Validate_TrainingPod_LargePolicy);
 BENCHMARK(BM_Mutate_TrainingPod_LargePolicy);
 BENCHMARK(BM_Validate_LargePod_LargePolicy);
+BENCHMARK(BM_Validate_DraPod_TwoClusterClaims);
+BENCHMARK(BM_Mutate_CpuPod_HideGpusEveryContainer);
 
 // `--write-reviews DIR` writes the review bodies (for bench/load.sh) instead of benchmarking.
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--write-reviews") {
+    // The DRA pod's claims as a List, for `gpu-admission check dra-claims.json dra-pod-mutated.json`.
+    const std::string dra_claims = Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", bench::dra_pod_claims()}}.dump(2);
     const std::pair<const char*, const std::string*> files[] = {
         {"training-pod.json", &body(Review::TrainingPod)},
         {"training-pod-mutated.json", &validate_body(Review::TrainingPod)},
         {"large-pod.json", &body(Review::LargePod)},
-        {"deployment.json", &body(Review::Deployment)}};
+        {"deployment.json", &body(Review::Deployment)},
+        {"dra-pod.json", &dra_pod().review},
+        {"dra-pod-mutated.json", &dra_pod().mutated_review},
+        {"dra-claims.json", &dra_claims},
+        {"cpu-pod.json", &cpu_pod()}};
     for (const auto& [name, text] : files) {
       std::string path = std::string(argv[2]) + "/" + name;
       FILE* f = std::fopen(path.c_str(), "wb");

@@ -2,6 +2,8 @@
 
 #include "policy/json.h"
 
+#include <cstdio>
+
 namespace gpu_admission::bench {
 namespace {
 
@@ -61,9 +63,9 @@ std::string review(const Json& object, const std::string& kind, const std::strin
               {"requestKind", {{"group", group}, {"version", "v1"}, {"kind", kind}}},
               {"requestResource", {{"group", group}, {"version", "v1"}, {"resource", resource}}},
               {"name", object["metadata"]["name"]},
-              {"namespace", "research"},
+              {"namespace", object["metadata"]["namespace"]},
               {"operation", "CREATE"},
-              {"userInfo", {{"username", "system:serviceaccount:research:pipeline"}, {"uid", "1c2d"}, {"groups", {"system:serviceaccounts", "system:authenticated"}}}},
+              {"userInfo", {{"username", "system:serviceaccount:" + object["metadata"]["namespace"].get<std::string>() + ":pipeline"}, {"uid", "1c2d"}, {"groups", {"system:serviceaccounts", "system:authenticated"}}}},
               {"object", object},
               {"oldObject", nullptr},
               {"dryRun", false},
@@ -71,7 +73,150 @@ std::string review(const Json& object, const std::string& kind, const std::strin
   return r.dump();
 }
 
+Json env_list(const std::string& prefix, int count) {
+  Json env = Json::array();
+  for (int i = 0; i < count; ++i)
+    env.push_back({{"name", prefix + std::to_string(i)}, {"value", "value-" + std::to_string(i)}});
+  return env;
+}
+
+Json resources(const char* cpu, const char* memory) {
+  return {{"requests", {{"cpu", cpu}, {"memory", memory}}}, {"limits", {{"cpu", cpu}, {"memory", memory}}}};
+}
+
+Json simple_container(const std::string& name, const std::string& image, const char* cpu, const char* memory, int envs) {
+  return {{"name", name},
+          {"image", image},
+          {"env", env_list("SETTING_", envs)},
+          {"resources", resources(cpu, memory)},
+          {"securityContext", {{"allowPrivilegeEscalation", false}, {"runAsNonRoot", true}}}};
+}
+
+Json claim_object(const std::string& name, const std::string& namespace_name, Json devices, int i) {
+  char uid[40];
+  std::snprintf(uid, sizeof uid, "7d3c%04x-2f1e-4b6a-9c8d-%012x", static_cast<unsigned>(i) & 0xffffu, static_cast<unsigned>(i));
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", namespace_name},
+            {"uid", uid},
+            {"creationTimestamp", "2026-11-20T10:00:00Z"},
+            {"labels", {{"app.kubernetes.io/name", "job-" + std::to_string(i / 7)}, {"app.kubernetes.io/managed-by", "kubeflow"}}}}},
+          {"spec", {{"devices", std::move(devices)}}}};
+}
+
+Json gpu_request(const std::string& name, int count, const char* selector = nullptr) {
+  Json exactly = {{"deviceClassName", "gpu.nvidia.com"}};
+  if (count != 1) exactly["count"] = count;
+  if (selector) exactly["selectors"] = {{{"cel", {{"expression", selector}}}}};
+  return {{"name", name}, {"exactly", exactly}};
+}
+
+constexpr const char* kH100Selector = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'";
+
 }  // namespace
+
+Json dra_pod_claims() {
+  return Json::array({claim_object("llm-finetune-gpus-a", kDraNamespace, {{"requests", {gpu_request("gpus", 2)}}}, 1'000'001),
+                      claim_object("llm-finetune-gpus-b", kDraNamespace, {{"requests", {gpu_request("eval", 1, kH100Selector)}}}, 1'000'002)});
+}
+
+Json cluster_namespace(int i, int count) {
+  const bool platform = i < (count + 1) / 2;
+  char name[40];
+  std::snprintf(name, sizeof name, platform ? "ml-team-%03d" : "research-team-%03d", platform ? i : i - (count + 1) / 2);
+  return {{"apiVersion", "v1"},
+          {"kind", "Namespace"},
+          {"metadata",
+           {{"name", name},
+            {"labels", {{"kubernetes.io/metadata.name", name}, {"gpu-admission.io/tenant", platform ? "platform" : "research"}, {"team", "team-" + std::to_string(i % 97)}}}}}};
+}
+
+Json cluster_claim(int i, int namespaces) {
+  const int ns = i % namespaces;
+  const Json namespace_object = cluster_namespace(ns, namespaces);
+  const std::string namespace_name = namespace_object["metadata"]["name"];
+  const std::string name = "claim-" + std::to_string(i);
+  const int k = i / namespaces;  // the claim's place in its namespace
+  const int variant = k % 10;
+  const int size = (k / 10 + ns) % 4;
+  Json requests = Json::array();
+  Json devices = Json::object();
+  if (namespace_object["metadata"]["labels"]["gpu-admission.io/tenant"] == "platform") {
+    static constexpr int kCounts[] = {1, 2, 4, 8};
+    if (variant <= 5) {
+      requests.push_back(gpu_request("gpus", kCounts[size], variant == 5 ? kH100Selector : nullptr));
+    } else if (variant <= 7) {
+      requests.push_back(gpu_request("train", kCounts[size % 3]));
+      requests.push_back(gpu_request("eval", 1));
+    } else if (variant == 8) {
+      requests.push_back({{"name", "gpus"},
+                          {"firstAvailable",
+                           {{{"name", "h100"}, {"deviceClassName", "gpu.nvidia.com"}, {"count", 2}, {"selectors", {{{"cel", {{"expression", kH100Selector}}}}}}},
+                            {{"name", "any"}, {"deviceClassName", "gpu.nvidia.com"}, {"count", 4}}}}});
+    } else {
+      requests.push_back(gpu_request("gpus", 1));
+      devices["config"] = {{{"requests", {"gpus"}},
+                            {"opaque", {{"driver", "gpu.nvidia.com"}, {"parameters", {{"apiVersion", "resource.nvidia.com/v1beta1"}, {"kind", "GpuConfig"}, {"sharing", {{"strategy", "TimeSlicing"}}}}}}}}};
+    }
+  } else {
+    static constexpr const char* kProfiles[] = {"1g.10gb", "2g.20gb", "3g.40gb"};
+    Json exactly = {{"deviceClassName", "mig.nvidia.com"},
+                    {"selectors", {{{"cel", {{"expression", std::string("device.attributes['gpu.nvidia.com'].profile == '") + kProfiles[size % 3] + "'"}}}}}}};
+    if (variant % 2) exactly["count"] = 2;
+    requests.push_back({{"name", "mig"}, {"exactly", exactly}});
+  }
+  devices["requests"] = std::move(requests);
+  // "requests" first, as the API server writes it.
+  Json ordered = {{"requests", devices["requests"]}};
+  if (devices.contains("config")) ordered["config"] = devices["config"];
+  return claim_object(name, namespace_name, std::move(ordered), i);
+}
+
+std::string dra_pod_review() {
+  Json meta = metadata("llm-finetune-0");
+  meta["namespace"] = kDraNamespace;
+  meta["labels"] = {{"app.kubernetes.io/name", "llm-finetune"}, {"app.kubernetes.io/part-of", "llm-platform"}, {"team", "nlp"}};
+  Json trainer = container("trainer", 12, false);
+  trainer["resources"]["claims"] = {{{"name", "gpus-a"}}};
+  Json evaluator = simple_container("evaluator", "nvcr.io/nvidia/pytorch:24.08-py3", "4", "32Gi", 4);
+  evaluator["resources"]["claims"] = {{{"name", "gpus-b"}}};
+  Json shipper = simple_container("log-shipper", "cr.fluentbit.io/fluent/fluent-bit:3.1", "250m", "256Mi", 2);
+  Json spec = {{"restartPolicy", "Never"},
+               {"serviceAccountName", "trainer"},
+               {"tolerations",
+                {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}},
+                 {{"key", "gpu-admission.io/pool"}, {"operator", "Equal"}, {"value", "h100-shared"}, {"effect", "NoSchedule"}}}},
+               {"resourceClaims",
+                {{{"name", "gpus-a"}, {"resourceClaimName", "llm-finetune-gpus-a"}},
+                 {{"name", "gpus-b"}, {"resourceClaimName", "llm-finetune-gpus-b"}}}},
+               {"containers", {trainer, evaluator, shipper}},
+               {"volumes",
+                {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "corpus"}}}},
+                 {{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "16Gi"}}}}}}};
+  Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", spec}};
+  return review(pod, "Pod", "", "pods");
+}
+
+std::string cpu_pod_review() {
+  Json meta = metadata("data-prep-0");
+  meta["namespace"] = kDraNamespace;
+  meta["labels"] = {{"app.kubernetes.io/name", "data-prep"}, {"app.kubernetes.io/part-of", "llm-platform"}, {"team", "nlp"}};
+  Json fetch = simple_container("fetch-shards", "registry.example.com/tools/gsutil:5.30", "1", "2Gi", 4);
+  fetch["command"] = {"sh", "-c", "gsutil -m cp -r gs://corpus/shards /data"};
+  Json spec = {{"restartPolicy", "OnFailure"},
+               {"serviceAccountName", "data-prep"},
+               {"initContainers", {fetch}},
+               {"containers",
+                {simple_container("tokenizer", "registry.example.com/nlp/tokenizer:2.4", "8", "16Gi", 8),
+                 simple_container("loader", "registry.example.com/nlp/shard-loader:2.4", "2", "4Gi", 6),
+                 simple_container("log-shipper", "cr.fluentbit.io/fluent/fluent-bit:3.1", "250m", "256Mi", 2),
+                 simple_container("metrics-exporter", "registry.example.com/ops/exporter:1.9", "100m", "128Mi", 2)}},
+               {"volumes", {{{"name", "data"}, {"emptyDir", {{"sizeLimit", "200Gi"}}}}}}};
+  Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", spec}};
+  return review(pod, "Pod", "", "pods");
+}
 
 std::string training_pod_review() {
   Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata("resnet-train-0")}, {"spec", pod_spec(1, 12, 2)}};

@@ -5,11 +5,18 @@
 # TLS as the transport reference, and a webhook on Go's standard library (bench/go-webhook:
 # net/http + encoding/json, the stack of controller-runtime webhooks) as the peer to beat.
 # Prints requests/s, p50/p99, the ratios to nginx and to Go, and the server's peak RSS.
+# Then, with everything on (issue 16, CLUSTER=1, the default): gpu-admission serve with
+# --cluster required against a stand-in API server (bench/cluster_standin.cpp, pinned to wrk's
+# core, idle once synced) holding CLUSTER_OBJECTS objects (100,000: namespaces and
+# ResourceClaims), /validate of a GPU pod whose GPUs come from two of those claims and /mutate of
+# a pod whose five containers all get NVIDIA_VISIBLE_DEVICES=void from hide-gpus; it prints how
+# long the sync took and the RSS after it, and fails (exit 1) when the answers are not those.
 # Bounded: each run lasts DURATION seconds (default 10).
 #
 #   bench/load.sh                 # builds if needed (build-bench/), runs everything
 #   DURATION=300 bench/load.sh    # a longer run (RSS growth check)
 #   REFERENCES=0 bench/load.sh    # gpu-admission only
+#   CLUSTER=0 bench/load.sh       # without the cluster-state section
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-10}"
@@ -17,6 +24,9 @@ SERVER_CORE="${SERVER_CORE:-0}"
 CLIENT_CORE="${CLIENT_CORE:-1}"
 BUILD="${BUILD:-build-bench}"
 REFERENCES="${REFERENCES:-1}"
+CLUSTER="${CLUSTER:-1}"
+CLUSTER_OBJECTS="${CLUSTER_OBJECTS:-100000}"
+standin="$BUILD/bench/gpu-admission-cluster-standin"
 
 need() { command -v "$1" >/dev/null 2>&1; }
 if ! need wrk || { [ "$REFERENCES" = 1 ] && { ! need nginx || ! need go; }; }; then
@@ -26,6 +36,11 @@ fi
 if [ ! -x "$BUILD/gpu-admission" ] || [ ! -x "$BUILD/bench/gpu-admission-bench" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF -DGPU_ADMISSION_BENCH=ON >/dev/null
   cmake --build "$BUILD" -j"$(nproc)" --target gpu-admission gpu-admission-bench
+fi
+if [ "$CLUSTER" = 1 ] && [ ! -x "$standin" ] && [ -f "$BUILD/CMakeCache.txt" ]; then
+  # A build tree from before the stand-in: add it (the section below is skipped if this fails).
+  cmake --build "$BUILD" -j"$(nproc)" --target gpu-admission-cluster-standin >"${TMPDIR:-/tmp}/load-standin-build.log" 2>&1 ||
+    echo "load.sh: could not build gpu-admission-cluster-standin (see ${TMPDIR:-/tmp}/load-standin-build.log)" >&2
 fi
 
 work="$(mktemp -d)"
@@ -63,11 +78,12 @@ wait_ready() {  # url
   echo "server at $1 did not come up" >&2; exit 1
 }
 
-# run_wrk NAME URL CONNECTIONS [SCRIPT] -> appends a result line
+# run_wrk NAME URL CONNECTIONS [SCRIPT] -> appends a result line (NAME padded to row_width)
 results=()
+row_width=28
 # One wrk thread: the client has one core, and two threads on it would take turns, adding their
 # time slices to every target's tail latency.
-warm_up() { taskset -c "$CLIENT_CORE" wrk -t1 -c16 -d2s -s "$work/post-validate.lua" "$1" >/dev/null 2>&1 || true; }
+warm_up() { taskset -c "$CLIENT_CORE" wrk -t1 -c16 -d2s -s "$work/${2:-post-validate.lua}" "$1" >/dev/null 2>&1 || true; }
 # drive LABEL BASE_URL: /validate and /mutate at 16 and 256 connections after a warm-up; leaves
 # the /validate figures in v16_rps, v256_rps and v256_p99.
 drive() {
@@ -89,7 +105,7 @@ run_wrk() {
   errors="$(awk '/Socket errors/ {gsub(",",""); print $4+$6+$8+$10}' <<<"$out")"
   non2xx="$(awk '/Non-2xx/ {print $NF}' <<<"$out")"
   last_rps="${rps:-0}"; last_p99="${p99:--}"
-  results+=("$(printf '%-28s %6s %12s %10s %10s %8s' "$name" "$conns" "${rps:-0}" "${p50:--}" "${p99:--}" "$(( ${errors:-0} + ${non2xx:-0} ))")")
+  results+=("$(printf "%-${row_width}s %6s %12s %10s %10s %8s" "$name" "$conns" "${rps:-0}" "${p50:--}" "${p99:--}" "$(( ${errors:-0} + ${non2xx:-0} ))")")
   echo "$name c=$conns: ${rps:-0} req/s, p50 ${p50:--}, p99 ${p99:--}, errors $(( ${errors:-0} + ${non2xx:-0} ))" >&2
 }
 
@@ -152,6 +168,131 @@ drive "gpu-admission" "https://127.0.0.1:$port"
 validate_rps="$v16_rps"; validate_rps_256="$v256_rps"; validate_p99_256="$v256_p99"
 rss_kb="$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")"
 fds="$(ls "/proc/$server_pid/fd" | wc -l)"
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; unset 'pids[-1]'
+
+# --- everything on: gpu-admission serve with cluster state (issue 16), same core --------------
+# The stand-in API server runs on wrk's core: it works while the informers list, then idles.
+# cluster_status: off (CLUSTER=0), skipped (nothing to run it with), failed, or ok.
+cluster_status=off; cluster_note=""; cluster_rows=()
+cluster_fail() { cluster_status=failed; cluster_note="$1"; echo "load.sh: FAIL (cluster state): $1" >&2; }
+metric() {  # METRICS_TEXT NAME_AND_LABELS -> value (0 when absent)
+  awk -v k="$2" 'index($0, k " ") == 1 { v = $2 } END { printf "%d", v + 0 }' <<<"$1"
+}
+run_cluster() {
+  local dir="$work/cluster"
+  mkdir -p "$dir"
+  taskset -c "$CLIENT_CORE" "$standin" --objects "$CLUSTER_OBJECTS" --kubeconfig-out "$dir/kubeconfig" \
+    >"$dir/standin.out" 2>"$dir/standin.log" &
+  standin_pid=$!
+  pids+=("$standin_pid")
+  for _ in $(seq 1 1200); do
+    grep -qx ready "$dir/standin.out" 2>/dev/null && break
+    kill -0 "$standin_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! grep -qx ready "$dir/standin.out" 2>/dev/null; then
+    cluster_fail "the stand-in API server did not start: $(tail -n 3 "$dir/standin.log")"; return
+  fi
+  cat "$dir/standin.log" >&2
+  cpu_s() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$1/stat"; }  # user + system
+  local standin_cpu_before
+  standin_cpu_before="$(cpu_s "$standin_pid")"
+
+  local cport cmetrics started ended code=000
+  cport="$(pick_port 19643)"
+  cmetrics="$(pick_port 19690)"
+  started="$(date +%s%N)"
+  taskset -c "$SERVER_CORE" "$BUILD/gpu-admission" serve --listen "127.0.0.1:$cport" --metrics-listen "127.0.0.1:$cmetrics" \
+    --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" --log-level info \
+    --cluster required --kubeconfig "$dir/kubeconfig" 2>"$dir/serve.log" &
+  cserver_pid=$!
+  pids+=("$cserver_pid")
+  # /readyz answers 200 once every resource has been listed completely (and published).
+  for _ in $(seq 1 6000); do
+    code="$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$cport/readyz" 2>/dev/null || true)"
+    [ "$code" = 200 ] && break
+    kill -0 "$cserver_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  ended="$(date +%s%N)"
+  if [ "$code" != 200 ]; then
+    cluster_fail "gpu-admission serve --cluster required never became ready (readyz $code): $(tail -n 3 "$dir/serve.log")"; return
+  fi
+  sync_s="$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
+  # CPU seconds the sync cost each side (the server's include its start; the stand-in's, its lists).
+  sync_cpu="server $(cpu_s "$cserver_pid") s, stand-in $(awk -v a="$standin_cpu_before" -v b="$(cpu_s "$standin_pid")" 'BEGIN { printf "%.1f", b - a }') s"
+  synced_rss_kb="$(awk '/VmRSS/ {print $2}' "/proc/$cserver_pid/status")"
+  # The informers' own figures ("cluster state synced" log lines: seconds per resource).
+  informer_sync="$(sed -n 's/.*"cluster state synced".*"resource":"\([a-z]*\)".*"seconds":\([0-9.e-]*\).*/\1 \2 s/p' "$dir/serve.log" | paste -sd, - | sed 's/,/, /g' || true)"
+  local m
+  m="$(curl -s "http://127.0.0.1:$cmetrics/metrics" || true)"
+  cached_ns="$(metric "$m" 'gpu_admission_cluster_objects{resource="namespaces"}')"
+  cached_claims="$(metric "$m" 'gpu_admission_cluster_objects{resource="resourceclaims"}')"
+  echo "gpu-admission+cluster: ready after ${sync_s} s ($cached_ns namespaces, $cached_claims resourceclaims cached; informers: ${informer_sync:-no sync lines in the log}; CPU: $sync_cpu); RSS $(( synced_rss_kb / 1024 )) MiB" >&2
+
+  # The answers the runs are about, once each: /validate allows the DRA pod (its two claims were
+  # counted from the cache, not refused as unknown), /mutate hides the GPUs from every container.
+  local base="https://127.0.0.1:$cport" answer patch got
+  answer="$(curl -sk -X POST -H 'Content-Type: application/json' --data-binary @"$work/dra-pod-mutated.json" "$base/validate")"
+  if ! grep -q '"allowed":true' <<<"$answer"; then
+    cluster_fail "/validate did not allow the DRA pod ($(wc -c <"$work/dra-pod-mutated.json") bytes): ${answer:0:600}"; return
+  fi
+  answer="$(curl -sk -X POST -H 'Content-Type: application/json' --data-binary @"$work/cpu-pod.json" "$base/mutate")"
+  patch="$(sed -n 's/.*"patch":"\([^"]*\)".*/\1/p' <<<"$answer" | base64 -d 2>/dev/null || true)"
+  want="$(grep -o '"image":' "$work/cpu-pod.json" | wc -l || true)"  # one image per container
+  got="$(grep -oE '"path":"/spec/(initContainers|containers)/[0-9]+/env[^"]*","value":\{"name":"NVIDIA_VISIBLE_DEVICES"' <<<"$patch" | sort -u | wc -l || true)"
+  if [ "$want" -lt 1 ] || [ "$got" != "$want" ]; then
+    cluster_fail "/mutate of the CPU pod wrote NVIDIA_VISIBLE_DEVICES into $got of $want containers: ${patch:-${answer:0:600}}"; return
+  fi
+  m="$(curl -s "http://127.0.0.1:$cmetrics/metrics" || true)"
+  local hits fetched absent errors
+  hits="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="hit"}')"
+  fetched="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="fetched"}')"
+  absent="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="absent"}')"
+  errors="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="error"}')"
+  if [ "$hits" -lt 2 ] || [ "$fetched" != 0 ] || [ "$absent" != 0 ] || [ "$errors" != 0 ]; then
+    cluster_fail "claim lookups were not all cache hits: hit $hits, fetched $fetched, absent $absent, error $errors"; return
+  fi
+  cluster_checks="/validate allowed the DRA pod (claim lookups: $hits cache hits, 0 GETs, 0 absent); /mutate wrote NVIDIA_VISIBLE_DEVICES=void into $got of $want containers"
+  echo "gpu-admission+cluster: $cluster_checks" >&2
+
+  write_script "$work/post-dra-validate.lua" "$work/dra-pod-mutated.json"
+  write_script "$work/post-cpu-mutate.lua" "$work/cpu-pod.json"
+  local before=${#results[@]}
+  row_width=32
+  warm_up "$base/validate" post-dra-validate.lua
+  run_wrk "gpu-admission+cluster /validate" "$base/validate" 16 post-dra-validate.lua; cluster_rps="$last_rps"
+  run_wrk "gpu-admission+cluster /validate" "$base/validate" 256 post-dra-validate.lua; cluster_rps_256="$last_rps"
+  run_wrk "gpu-admission+cluster /mutate" "$base/mutate" 16 post-cpu-mutate.lua
+  run_wrk "gpu-admission+cluster /mutate" "$base/mutate" 256 post-cpu-mutate.lua
+  row_width=28
+  cluster_rows=("${results[@]:$before}")
+  results=("${results[@]:0:$before}")
+  cluster_peak_kb="$(awk '/VmHWM/ {print $2}' "/proc/$cserver_pid/status")"
+  cluster_fds="$(ls "/proc/$cserver_pid/fd" | wc -l)"
+  m="$(curl -s "http://127.0.0.1:$cmetrics/metrics" || true)"
+  fetched="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="fetched"}')"
+  absent="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="absent"}')"
+  errors="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="error"}')"
+  cluster_lookups="$(metric "$m" 'gpu_admission_cluster_lookups_total{resource="resourceclaims",result="hit"}') hits, $fetched GETs, $absent absent, $errors errors"
+  if [ "$fetched" != 0 ] || [ "$absent" != 0 ] || [ "$errors" != 0 ]; then
+    cluster_fail "claim lookups under load were not all cache hits: $cluster_lookups"; return
+  fi
+  cluster_status=ok
+}
+if [ "$CLUSTER" = 1 ]; then
+  if [ ! -x "$standin" ]; then
+    cluster_status=skipped
+    cluster_note="no stand-in API server at $standin (cmake --build $BUILD --target gpu-admission-cluster-standin)"
+  elif [ ! -f "$work/dra-pod-mutated.json" ] || [ ! -f "$work/cpu-pod.json" ]; then
+    cluster_status=skipped
+    cluster_note="$BUILD/bench/gpu-admission-bench --write-reviews writes no dra-pod/cpu-pod reviews: rebuild it"
+  else
+    run_cluster
+  fi
+  [ "$cluster_status" = skipped ] && echo "load.sh: cluster-state section skipped: $cluster_note" >&2
+  for p in ${cserver_pid:-} ${standin_pid:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+fi
 
 echo
 echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'); server on core $SERVER_CORE, wrk (one thread) on core $CLIENT_CORE; 2 s warm-up, ${DURATION}s per run; review $(wc -c <"$review") bytes"
@@ -164,3 +305,23 @@ if [ "$go_rps" != 0 ]; then
   echo "p99 at 256 connections: gpu-admission $validate_p99_256, Go net/http $go_p99_256"
 fi
 echo "gpu-admission peak RSS: $(( rss_kb / 1024 )) MiB; open file descriptors at the end: $fds"
+case "$cluster_status" in
+  ok)
+    echo
+    echo "with cluster state (--cluster required, stand-in API server with $CLUSTER_OBJECTS objects on core $CLIENT_CORE): $cached_ns namespaces and $cached_claims resourceclaims synced in ${sync_s} s (start to readyz; informers: ${informer_sync:-?}; CPU: $sync_cpu); RSS after sync $(( synced_rss_kb / 1024 )) MiB"
+    echo "/validate: DRA pod, GPUs from two ResourceClaims resolved from cluster state, $(wc -c <"$work/dra-pod-mutated.json") bytes; /mutate: pod of $want containers without GPUs, hide-gpus patches each, $(wc -c <"$work/cpu-pod.json") bytes"
+    echo "checked before the runs: $cluster_checks"
+    printf '%-32s %6s %12s %10s %10s %8s\n' "target" "conns" "requests/s" "p50" "p99" "errors"
+    printf '%s\n' "${cluster_rows[@]}"
+    awk -v v="$cluster_rps" -v n="$nginx_rps" 'BEGIN { if (n > 0) printf "gpu-admission+cluster /validate vs nginx fixed reply at 16 connections: %.2fx\n", v / n }'
+    awk -v v="$cluster_rps" -v p="$validate_rps" 'BEGIN { if (p > 0) printf "gpu-admission+cluster /validate vs gpu-admission /validate (training pod, no cluster state) at 16 connections: %.2fx\n", v / p }'
+    awk -v v="$cluster_rps_256" -v p="$validate_rps_256" 'BEGIN { if (p > 0) printf "gpu-admission+cluster /validate vs gpu-admission /validate at 256 connections: %.2fx\n", v / p }'
+    echo "gpu-admission+cluster peak RSS: $(( cluster_peak_kb / 1024 )) MiB; open file descriptors at the end: $cluster_fds; claim lookups: $cluster_lookups"
+    ;;
+  skipped) echo; echo "with cluster state: skipped: $cluster_note" ;;
+  failed)
+    echo
+    echo "with cluster state: FAIL: $cluster_note"
+    exit 1
+    ;;
+esac
