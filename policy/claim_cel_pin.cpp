@@ -154,8 +154,9 @@ struct Range {
 // Walks the `&&` chain (through wrapping parentheses) without recursion: depth is the input's.
 // False for an empty operand (`a &&`, `()`): not CEL, so nothing in it counts as a pin.
 bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match, std::vector<std::string_view>& out) {
-  std::vector<Range> work{{0, t.size()}};
-  std::vector<size_t> cuts;
+  thread_local std::vector<Range> work;  // per-thread storage: no allocation once warm
+  thread_local std::vector<size_t> cuts;
+  work.assign(1, Range{0, t.size()});
   while (!work.empty()) {
     Range r = work.back();
     work.pop_back();
@@ -189,14 +190,25 @@ bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match,
 
 }  // namespace
 
+void append_pinned_mig_profiles(std::string_view cel, std::vector<std::string_view>& out) {
+  // Per-thread storage: counting a claim's GPUs on every request allocates nothing once warm.
+  thread_local std::vector<Token> tokens;
+  thread_local std::vector<size_t> match, stack;
+  tokens.clear();
+  const size_t first = out.size();
+  if (!tokenize(cel, tokens) || tokens.empty() || !match_brackets(tokens, match, stack)) return;
+  if (!collect_pins(tokens, match, out)) {
+    out.resize(first);
+    return;
+  }
+  const auto begin = out.begin() + static_cast<std::ptrdiff_t>(first);
+  std::sort(begin, out.end());
+  out.erase(std::unique(begin, out.end()), out.end());
+}
+
 std::vector<std::string_view> pinned_mig_profiles(std::string_view cel) {
   std::vector<std::string_view> out;
-  std::vector<Token> tokens;
-  std::vector<size_t> match, stack;
-  if (!tokenize(cel, tokens) || tokens.empty() || !match_brackets(tokens, match, stack)) return out;
-  if (!collect_pins(tokens, match, out)) out.clear();
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  append_pinned_mig_profiles(cel, out);
   return out;
 }
 

@@ -96,7 +96,7 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
     // Every selector must hold: each pin restricts the device; with different pins (nothing
     // matches) the largest is counted.
     for (std::string_view cel : sub.selectors)
-      for (std::string_view profile : pinned_mig_profiles(cel)) out.profiles.push_back(profile);
+      append_pinned_mig_profiles(cel, out.profiles);
     sort_unique(out.profiles);
     if (!out.profiles.empty()) {
       device_slices = 0;

@@ -34,6 +34,8 @@ std::optional<std::string> pinned_mig_profile(std::string_view cel);
 // Every profile the expression's top-level conjuncts pin (sorted, distinct; empty when none or
 // when the expression is not understood). Views into `cel`.
 std::vector<std::string_view> pinned_mig_profiles(std::string_view cel);
+// The same appended to `out` (sorted and without repeats among those appended).
+void append_pinned_mig_profiles(std::string_view cel, std::vector<std::string_view>& out);
 
 enum class GpuClassKind : uint8_t { NotGpu, Full, Mig };
 

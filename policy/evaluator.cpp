@@ -75,7 +75,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns);
   out.gpu_slices = gpu.slices;
   out.slices_per_gpu = gpu.slices_per_gpu;
-  if (!gpu.claims.entries.empty()) out.gpu_sources = gpu_sources_text(gpu);
+  if (options.describe_gpus && !gpu.claims.entries.empty()) out.gpu_sources = gpu_sources_text(gpu);
 
   RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems};
   for (const RuleDef& rule : rule_table()) {

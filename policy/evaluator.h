@@ -36,6 +36,9 @@ struct EvalOptions {
   const ClaimResolver* claims = nullptr;
   // Namespace labels for tenants chosen by namespaceSelector; nullptr: unknown (no selector matches).
   const NamespaceLabels* namespace_labels = nullptr;
+  // Fill decision.gpu_sources ("2 from claim a + 1 nvidia.com/gpu") for `check`'s report; the
+  // webhook never shows it and leaves it off (its text costs allocations on every request).
+  bool describe_gpus = false;
 
   void set_facts(const ExternalFacts& facts) {
     claims = facts.claims;

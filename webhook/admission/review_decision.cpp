@@ -70,6 +70,7 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
   options.namespace_name = request.namespace_name;
   options.username = request.username;
   options.set_facts(facts);
+  options.describe_gpus = scratch.describe_gpus;
   if (probe) probe();
   policy::evaluate_claim(policy, scratch.claim, options, out);
   if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
@@ -107,6 +108,7 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
   options.namespace_name = request.namespace_name;
   options.username = request.username;
   options.set_facts(facts);
+  options.describe_gpus = s.describe_gpus;
   options.mutate = true;  // templates are judged as the pods they create, which pass /mutate
   if (probe) probe();
   for (size_t i = 0; i < s.templates.size(); ++i) {
@@ -151,6 +153,7 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   options.namespace_name = request.namespace_name;
   options.username = request.username;
   options.set_facts(facts);
+  options.describe_gpus = scratch.describe_gpus;
   // A Pod is mutated only on its way through /mutate: /validate judges what the API server will
   // store. Templates are judged as the pods they create, which pass /mutate.
   options.mutate = endpoint == Endpoint::Mutate || kind != policy::WorkloadKind::Pod;

@@ -44,6 +44,7 @@ Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, const ReviewTa
 // server). Pods and workloads are decoded On-Demand from request.object's text; claims and kinds
 // judged by template paths are parsed into a DOM first (and checked whole for duplicate keys).
 struct ReviewScratch {
+  bool describe_gpus = false;  // EvalOptions::describe_gpus (`check` sets it)
   policy::PodDocument object_doc, old_object_doc, identity_doc, old_identity_doc;
   simdjson::dom::parser object_dom, old_object_dom;
   policy::ObjectIdentity identity, old_identity;

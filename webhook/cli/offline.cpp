@@ -39,6 +39,7 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
     return;
   }
   ReviewScratch scratch;
+  scratch.describe_gpus = true;
   if (auto err = decide_review(policy, Endpoint::Validate, plan, request, target, scratch, r.decision, facts)) {
     r.status = OfflineResult::Status::Error;
     r.note = err->message();
@@ -72,6 +73,7 @@ void judge_claim(const policy::CompiledPolicy& policy, const Json& object, const
   policy::EvalOptions options;
   options.namespace_name = r.namespace_name;
   options.set_facts(facts);
+  options.describe_gpus = true;
   policy::evaluate_claim(policy, claim, options, r.decision);
   r.mutated = object;
 }
@@ -137,6 +139,7 @@ void judge_templates(const policy::CompiledPolicy& policy, const policy::Workloa
   options.namespace_name = r.namespace_name;
   options.mutate = true;  // templates are judged as the pods they create, which pass /mutate
   options.set_facts(facts);
+  options.describe_gpus = true;
   if (!evaluate_templates(policy, def, text, root, options, r)) return;
   if (r.templates.empty()) {
     r.status = OfflineResult::Status::Skipped;
@@ -211,6 +214,7 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
   options.namespace_name = r.namespace_name;
   options.mutate = mutate_pods || *kind != policy::WorkloadKind::Pod;
   options.set_facts(facts);
+  options.describe_gpus = true;
   policy::evaluate(policy, pod, options, r.decision);
   apply_patch(object, r);
   return r;
