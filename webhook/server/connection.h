@@ -1,15 +1,15 @@
 // One client connection and the pieces that hand its requests to httplib (internal to
-// webhook/server/): the Connection state shared by the engine's threads, RequestRouter
-// (httplib::Server used only as request parser, router and response writer, driven request by
-// request through its protected process_request()), BufferedStream (a complete request in
-// memory in, the response in memory out) and the RequestContext the routes read.
+// webhook/server/): the Connection state, RequestRouter (httplib::Server used only as request
+// parser, router and response writer, driven request by request through its protected
+// process_request()), BufferedStream (a complete request in memory in, the response in memory
+// out) and the RequestContext the routes read.
 //
-// Threads and ownership: a connection is either parked in epoll (`parked` true, armed with
-// EPOLLONESHOT) or being served by exactly one thread (an event loop, or a worker for a large
-// request): EPOLLONESHOT guarantees a single wake-up. The serving thread parks the connection
-// as its last action or closes it; housekeeping only closes parked connections. Epoll events
-// carry connection ids, not pointers, so an event for a connection closed meanwhile finds
-// nothing.
+// Threads and ownership: a connection belongs to the event loop that accepted it and is only
+// touched by that loop's thread, with one exception: while a worker answers a large request
+// (the loop then ignores the connection's events), the worker owns it until it hands it back
+// through the loop's queue. The pool's queue and the hand-back queue carry the happens-before
+// edges; nothing here is locked. Epoll events carry the connection's slot in its loop (index
+// and generation), so an event for a connection closed meanwhile finds nothing.
 #pragma once
 
 #include <openssl/ssl.h>
@@ -20,7 +20,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -54,19 +53,47 @@ struct Connection {
     close_fd(fd);
   }
 
-  uint64_t id = 0;  // its epoll tag and registry key; never reused, unlike descriptors
+  // Where it lives: its event loop, and its slot there (the slot's generation tells a stale
+  // epoll event from a live one).
+  uint32_t loop = 0;
+  uint32_t slot = 0;
+  uint32_t generation = 0;
   int fd = -1;
   SSL* ssl = nullptr;  // nullptr on the plain-HTTP listener
   std::string remote_ip;
   int remote_port = 0;
   std::string local_ip;
   int local_port = 0;
-
-  // Hand-over between epoll and the thread serving the connection.
-  std::mutex handover;
-  bool parked = false;  // in epoll, waiting for an event
   bool closed = false;
-  Clock::time_point deadline;
+  Clock::time_point deadline;  // while it waits for the client: when it times out
+
+  // What the socket may still hold (the connection is in epoll edge-triggered, so a byte that
+  // was there at the last event but not read gives no new event). `socket_drained`: the last
+  // read from the socket found it empty (EAGAIN, or fewer bytes than asked for) and no
+  // readable event came since. `peer_hup`: the client shut its side (EPOLLRDHUP), so a short
+  // read may have left the end of the stream unread. `trust_short_reads`: false after a worker
+  // held the connection (its events were not looked at), until a read sees EAGAIN.
+  bool socket_drained = false;
+  bool peer_hup = false;
+  bool trust_short_reads = true;
+  bool tls_wants_write = false;  // OpenSSL must write before it can read on (a post-handshake message)
+  bool blocked_on_write = false;  // the response hit EAGAIN: only room to write (or an error) helps
+  bool worker_failed = false;  // set by the worker: close instead of writing
+
+  // Records a read from the socket: `got` of `asked` bytes, or EAGAIN (`would_block`). A
+  // short read empties a TCP socket's receive queue, so bytes arriving later raise a new
+  // event; an end of stream already queued behind the bytes does not, hence `peer_hup`.
+  void note_socket_read(size_t asked, size_t got, bool would_block) {
+    if (would_block) {
+      socket_drained = true;
+      trust_short_reads = true;
+    } else {
+      socket_drained = got > 0 && got < asked && trust_short_reads && !peer_hup;
+    }
+  }
+  // Whether bytes not read yet may wait in the socket or in OpenSSL's buffer (complete records
+  // read ahead).
+  bool may_have_input() const { return !socket_drained || (ssl != nullptr && SSL_has_pending(ssl) == 1); }
 
   // Owned by whoever serves the connection.
   Clock::time_point accepted_at;

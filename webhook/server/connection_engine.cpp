@@ -1,11 +1,10 @@
-// The connection engine's machinery around the connections: starting and stopping, the event
-// loops, accepting (with the connection cap), the registry, housekeeping (timeouts, draining,
-// the listener's state) and parking connections in epoll. Serving a connection is in
-// connection_io.cpp.
+// The connection engine's lifecycle and shared state: setting up the event loops on their
+// listeners, starting, draining and stopping them, the stats, the connection count over all
+// loops (the cap, wait_until_empty) and closing a connection. The loops themselves are in
+// event_loop.cpp; serving a connection is in connection_io.cpp.
 #include "webhook/server/connection_engine.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <fcntl.h>
 #include <openssl/err.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -19,61 +18,110 @@
 
 namespace gpu_admission::webhook::detail {
 
-bool ConnectionEngine::start(int listen_fd, std::string& error) {
-  listen_fd_ = listen_fd;
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) {
-    error = config_.name + ": cannot create epoll/eventfd: " + errno_text(errno);
+bool ConnectionEngine::start(std::vector<int> listeners, std::string& error) {
+  if (!set_up_loops(listeners, error)) {
+    for (int& fd : listeners) close_fd(fd);
+    for (auto& loop : loops_) {
+      close_fd(loop->listen_fd);
+      close_fd(loop->wake_fd);
+      close_fd(loop->epoll_fd);
+    }
+    loops_.clear();
     return false;
   }
-  // The listener is one-shot like the connections, so that one loop thread at a time accepts.
-  epoll_event listen_event{};
-  listen_event.events = EPOLLIN | EPOLLONESHOT;
-  listen_event.data.u64 = kListenTag;
-  epoll_event wake_event{};
-  wake_event.events = EPOLLIN;
-  wake_event.data.u64 = kWakeTag;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake_event) != 0) {
-    error = config_.name + ": epoll_ctl: " + errno_text(errno);
+  return start_threads(error);
+}
+
+// One EventLoop per configured loop, each with its epoll set, eventfd and listener: its own
+// socket when there is one per loop, else a duplicate of the shared one, which every loop
+// registers with EPOLLEXCLUSIVE so that a new connection wakes one loop, not all of them.
+// Takes the descriptors out of `listeners` as it goes.
+bool ConnectionEngine::set_up_loops(std::vector<int>& listeners, std::string& error) {
+  const size_t count = std::max<size_t>(1, config_.event_loops);
+  if (listeners.size() != count && listeners.size() != 1) {
+    error = config_.name + ": " + std::to_string(listeners.size()) + " listening sockets for " + std::to_string(count) +
+            " event loops";
     return false;
   }
+  const bool shared = listeners.size() != count;
+  listeners_ = listeners.size();
+  for (size_t i = 0; i < count; ++i) {
+    loops_.push_back(std::make_unique<EventLoop>());
+    EventLoop& loop = *loops_.back();
+    loop.index = static_cast<uint32_t>(i);
+    loop.epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+    loop.wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (loop.epoll_fd < 0 || loop.wake_fd < 0) {
+      error = config_.name + ": cannot create epoll/eventfd: " + errno_text(errno);
+      return false;
+    }
+    if (!shared || i == 0) std::swap(loop.listen_fd, listeners[shared ? 0 : i]);
+    else loop.listen_fd = ::fcntl(loops_.front()->listen_fd, F_DUPFD_CLOEXEC, 0);
+    if (loop.listen_fd < 0) {
+      error = config_.name + ": cannot duplicate the listening socket: " + errno_text(errno);
+      return false;
+    }
+    // Edge-triggered like the connections: accept_connections() takes the backlog until EAGAIN
+    // or remembers (listener_ready) that some may be left.
+    const uint32_t listen_events = EPOLLIN | EPOLLET | (shared ? EPOLLEXCLUSIVE : 0u);
+    if (epoll_control(loop, EPOLL_CTL_ADD, loop.listen_fd, listen_events, kListenTag) != 0 ||
+        epoll_control(loop, EPOLL_CTL_ADD, loop.wake_fd, EPOLLIN, kWakeTag) != 0) {
+      error = config_.name + ": epoll_ctl: " + errno_text(errno);
+      return false;
+    }
+    loop.listening = true;
+    loop.listener_ready = true;  // connections may be waiting already
+  }
+  return true;
+}
+
+bool ConnectionEngine::start_threads(std::string& error) {
   try {
     pool_ = std::make_unique<WorkerPool>(config_.core_threads, config_.max_threads);
-    for (size_t i = 0; i < std::max<size_t>(1, config_.event_loops); ++i)
-      loop_threads_.emplace_back([this] { loop_main(); });
+    for (auto& loop : loops_) {
+      EventLoop* self = loop.get();
+      loop->thread = std::thread([this, self] { loop_main(*self); });
+    }
   } catch (const std::exception& e) {
     error = config_.name + ": cannot start threads: " + e.what();
-    loops_exit_ = true;
-    for (auto& thread : loop_threads_) thread.join();
-    loop_threads_.clear();
-    if (pool_) pool_->shutdown();
+    stop();
     return false;
   }
   return true;
 }
 
-void ConnectionEngine::wake() {
-  if (wake_fd_ >= 0) {
+void ConnectionEngine::wake(EventLoop& loop) {
+  if (loop.wake_fd >= 0) {
     const uint64_t one = 1;
-    [[maybe_unused]] ssize_t ignored = ::write(wake_fd_, &one, sizeof one);
+    [[maybe_unused]] ssize_t ignored = ::write(loop.wake_fd, &one, sizeof one);
   }
 }
 
+void ConnectionEngine::wake_all() {
+  for (auto& loop : loops_) wake(*loop);
+}
+
+// The listeners stop at once, not when each loop gets to it: shutdown() ends a listening socket
+// (new connections to the port are refused from here on) while its descriptor stays valid for
+// the loop that closes it.
 void ConnectionEngine::stop_accepting() {
   stop_accepting_requested_ = true;
-  wake();
+  {
+    std::lock_guard lock(listeners_mutex_);
+    for (auto& loop : loops_)
+      if (loop->listen_fd >= 0) ::shutdown(loop->listen_fd, SHUT_RDWR);
+  }
+  wake_all();
 }
 
 void ConnectionEngine::begin_draining() {
   draining_ = true;
-  wake();
+  wake_all();
 }
 
 bool ConnectionEngine::wait_until_empty(Clock::time_point deadline) {
-  std::unique_lock lock(registry_mutex_);
-  return registry_empty_.wait_until(lock, deadline, [&] { return connections_.empty(); });
+  std::unique_lock lock(empty_mutex_);
+  return empty_.wait_until(lock, deadline, [&] { return open_connections_.load() == 0; });
 }
 
 void ConnectionEngine::stop() {
@@ -81,36 +129,43 @@ void ConnectionEngine::stop() {
     stopping_ = true;
     draining_ = true;
     stop_accepting_requested_ = true;
-    wake();
-    for (auto& thread : loop_threads_) thread.join();
+    wake_all();
+    for (auto& loop : loops_)
+      if (loop->thread.joinable()) loop->thread.join();
     if (pool_) pool_->shutdown();
-    // Anything still registered (only possible when the loops could not run) goes now.
-    std::vector<ConnectionPtr> left;
-    {
-      std::lock_guard lock(registry_mutex_);
-      for (auto& [id, connection] : connections_) left.push_back(connection);
-      connections_.clear();
+    // What the loops left (connections a worker still held at their stop deadline) goes now;
+    // the workers are gone, so nothing else touches them.
+    for (auto& loop : loops_) {
+      {
+        std::lock_guard lock(loop->handback_mutex);
+        loop->handed_back.clear();
+        for (Newcomer& newcomer : loop->newcomers) close_fd(newcomer.fd);
+        loop->newcomers.clear();
+      }
+      for (Slot& slot : loop->slots) slot.connection.reset();  // closes the socket
+      close_fd(loop->listen_fd);
+      close_fd(loop->wake_fd);
+      close_fd(loop->epoll_fd);
     }
-    left.clear();
-    close_fd(listen_fd_);
-    close_fd(wake_fd_);
-    close_fd(epoll_fd_);
+    std::lock_guard lock(empty_mutex_);
+    open_connections_ = 0;
+    empty_.notify_all();
   });
 }
 
 HttpsServer::Stats ConnectionEngine::stats() const {
   HttpsServer::Stats stats;
-  {
-    std::lock_guard lock(registry_mutex_);
-    stats.open_connections = connections_.size();
-  }
+  stats.open_connections = open_connections_.load();
   stats.accepted = accepted_.load();
   stats.evicted = evicted_.load();
   stats.timed_out = timed_out_.load();
   stats.requests = requests_.load();
   stats.direct_requests = direct_requests_.load();
   stats.pooled_requests = pooled_requests_.load();
-  stats.event_loops = loop_threads_.size();
+  stats.event_loops = loops_.size();
+  stats.listeners = listeners_;
+  for (const auto& loop : loops_) stats.accepted_per_loop.push_back(loop->accepted.load());
+  stats.epoll_rearms = epoll_rearms_.load();
   if (pool_) {
     const WorkerPool::Stats pool = pool_->stats();
     stats.worker_threads = pool.threads;
@@ -131,18 +186,103 @@ void ConnectionEngine::log_throttled(LogLevel level, const char* message, const 
   logger_->log(level, message, fields);
 }
 
-std::vector<ConnectionEngine::ConnectionPtr> ConnectionEngine::snapshot() const {
-  std::vector<ConnectionPtr> all;
-  std::lock_guard lock(registry_mutex_);
-  all.reserve(connections_.size());
-  for (const auto& [id, connection] : connections_) all.push_back(connection);
-  return all;
+// Every epoll_ctl of the engine goes through here, so that Stats::epoll_rearms counts the
+// EPOLL_CTL_MODs (none are expected: connections are registered once, edge-triggered).
+int ConnectionEngine::epoll_control(EventLoop& loop, int op, int fd, uint32_t events, uint64_t tag) {
+  if (op == EPOLL_CTL_MOD) epoll_rearms_.fetch_add(1, std::memory_order_relaxed);
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = tag;
+  return ::epoll_ctl(loop.epoll_fd, op, fd, op == EPOLL_CTL_DEL ? nullptr : &event);
 }
 
-void ConnectionEngine::remove_from_registry(Connection& connection) {
-  std::lock_guard lock(registry_mutex_);
-  connections_.erase(connection.id);
-  if (connections_.empty()) registry_empty_.notify_all();
+// A newcomer becomes a connection of `loop` if there is room. At the cap it takes the place of
+// an unfinished TLS handshake: one of this loop's, else it is passed to the loop with the most
+// of them (where the kernel put a client must not decide whether it finds room); failing that,
+// of this loop's longest idle keep-alive connection; failing that, it is passed to the loop
+// with the most connections. Connections with a request in progress are never dropped for a
+// newcomer. A newcomer passed on (`may_pass` false) is not passed again.
+void ConnectionEngine::admit(EventLoop& loop, int fd, const sockaddr_storage& peer, bool may_pass) {
+  constexpr int kHandshaking = 2;
+  constexpr int kIdle = 1;
+  if (try_reserve_connection() || replace_one(loop, kHandshaking)) return adopt(loop, fd, peer);
+  if (may_pass && pass_newcomer(loop, fd, peer, true)) return;
+  if (replace_one(loop, kIdle)) return adopt(loop, fd, peer);
+  if (may_pass && pass_newcomer(loop, fd, peer, false)) return;
+  ::close(fd);
+  log_throttled(LogLevel::Warn, "connection limit reached; refusing connections",
+                {{"listener", config_.name}, {"max_connections", config_.max_connections}}, last_capacity_log_);
+}
+
+// One more open connection, if that stays within max_connections.
+bool ConnectionEngine::try_reserve_connection() {
+  size_t open = open_connections_.load();
+  while (open < config_.max_connections)
+    if (open_connections_.compare_exchange_weak(open, open + 1)) return true;
+  return false;
+}
+
+// Drops one of the loop's connections of at least `min_rank` (see find_victim) to make room.
+// The newcomer's count is taken before the victim gives its own back, so that another loop at
+// the cap cannot take the place meanwhile.
+bool ConnectionEngine::replace_one(EventLoop& loop, int min_rank) {
+  Slot* victim = find_victim(loop, min_rank);
+  if (victim == nullptr) return false;
+  open_connections_.fetch_add(1);
+  const ConnectionPtr connection = victim->connection;
+  close_connection(*connection, false);
+  ++evicted_;
+  return true;
+}
+
+// The loop's connection least likely to matter, of rank `min_rank` or more: 2, the oldest that
+// has not finished its TLS handshake; 1, else the longest idle keep-alive connection.
+ConnectionEngine::Slot* ConnectionEngine::find_victim(EventLoop& loop, int min_rank) {
+  Slot* victim = nullptr;
+  int victim_rank = 0;
+  Clock::time_point victim_since{};
+  for (Slot& slot : loop.slots) {
+    if (!slot.connection || slot.with_worker) continue;
+    const Connection& c = *slot.connection;
+    int rank = 0;
+    Clock::time_point since = c.accepted_at;
+    if (c.ssl != nullptr && !c.tls_established) rank = 2;
+    else if (c.input.empty() && c.output.empty()) rank = 1, since = c.deadline;
+    if (rank < min_rank || rank == 0) continue;
+    if (victim == nullptr || rank > victim_rank || (rank == victim_rank && since < victim_since)) {
+      victim = &slot;
+      victim_rank = rank;
+      victim_since = since;
+    }
+  }
+  return victim;
+}
+
+// Hands the newcomer to the other loop with the most unfinished handshakes (`to_handshakes`) or
+// the most connections, which admits it (or refuses it) at its next turn.
+bool ConnectionEngine::pass_newcomer(EventLoop& from, int fd, const sockaddr_storage& peer, bool to_handshakes) {
+  constexpr size_t kMaxPassed = 256;  // waiting for one loop
+  EventLoop* target = nullptr;
+  size_t most = 0;
+  for (auto& other : loops_) {
+    const size_t count = (to_handshakes ? other->handshaking : other->open).load(std::memory_order_relaxed);
+    if (other.get() != &from && count > most) target = other.get(), most = count;
+  }
+  if (target == nullptr) return false;
+  {
+    std::lock_guard lock(target->handback_mutex);
+    if (target->newcomers.size() >= kMaxPassed) return false;
+    target->newcomers.push_back({fd, peer});
+  }
+  wake(*target);
+  return true;
+}
+
+void ConnectionEngine::release_connection() {
+  if (open_connections_.fetch_sub(1) == 1) {
+    std::lock_guard lock(empty_mutex_);
+    empty_.notify_all();
+  }
 }
 
 void ConnectionEngine::account_input(Connection& connection) {
@@ -152,272 +292,28 @@ void ConnectionEngine::account_input(Connection& connection) {
   connection.accounted_bytes = now_buffered;
 }
 
+// Closes the socket and gives up the connection's slot; on its loop's thread only, never while
+// a worker holds it.
 void ConnectionEngine::close_connection(Connection& connection, bool graceful) {
-  {
-    std::lock_guard lock(connection.handover);
-    if (connection.closed) return;
-    connection.closed = true;
-    connection.parked = false;
-  }
+  if (connection.closed) return;
+  connection.closed = true;
+  EventLoop& loop = *loops_[connection.loop];
+  if (!connection.tls_established) loop.handshaking.fetch_sub(1, std::memory_order_relaxed);
+  const ConnectionPtr keep = loop.slots[connection.slot].connection;  // alive until the end here
   if (connection.ssl != nullptr && graceful && connection.tls_established) {
     ERR_clear_error();
     SSL_shutdown(connection.ssl);  // best effort close_notify; never waits
   }
   ERR_clear_error();
-  if (connection.fd >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
+  if (connection.fd >= 0) epoll_control(loop, EPOLL_CTL_DEL, connection.fd, 0, 0);
   close_fd(connection.fd);
   connection.input.clear();
   connection.input.shrink_to_fit();
   connection.output.clear();
   connection.output.shrink_to_fit();
   account_input(connection);
-  remove_from_registry(connection);
+  free_slot(loop, connection.slot);
+  release_connection();
 }
-
-// Every loop thread runs this over the one epoll set; EPOLLONESHOT hands each ready
-// connection to exactly one of them, which serves it to completion and parks it again.
-void ConnectionEngine::loop_main() {
-  constexpr int kMaxEvents = 64;
-  epoll_event events[kMaxEvents];
-  while (!loops_exit_) {
-    try {
-      // Look again soon while stopping or draining (connections finishing their last request
-      // leave the registry) and while tasks wait for a worker (the pool may have to grow).
-      const bool hurry = stopping_ || draining_ || pool_tasks_waiting_;
-      const int count = ::epoll_wait(epoll_fd_, events, kMaxEvents, hurry ? 5 : 100);
-      if (count < 0 && errno != EINTR) {
-        log_throttled(LogLevel::Error, "epoll_wait failed", {{"listener", config_.name}, {"error", errno_text(errno)}},
-                      last_error_log_);
-      }
-      for (int i = 0; i < count; ++i) {
-        const uint64_t tag = events[i].data.u64;
-        if (tag == kWakeTag) {
-          uint64_t value;
-          [[maybe_unused]] ssize_t ignored = ::read(wake_fd_, &value, sizeof value);
-          sweep_requested_ = true;
-        } else if (tag == kListenTag) {
-          accept_connections();
-        } else {
-          dispatch(tag);
-        }
-      }
-      housekeeping();
-    } catch (const std::exception& e) {
-      log_throttled(LogLevel::Error, "connection event loop error", {{"listener", config_.name}, {"error", e.what()}},
-                    last_error_log_);
-    } catch (...) {
-      log_throttled(LogLevel::Error, "connection event loop error", {{"listener", config_.name}}, last_error_log_);
-    }
-  }
-}
-
-// Timers, the listener's state and shutdown; done by whichever loop thread gets here first.
-void ConnectionEngine::housekeeping() {
-  std::unique_lock lock(housekeeping_mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
-  pool_tasks_waiting_ = pool_->maintain();
-  const auto now = Clock::now();
-  if (listening_ && stop_accepting_requested_) {
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
-    close_fd(listen_fd_);
-    listening_ = false;
-  }
-  if (listening_ && accept_paused_until_ != Clock::time_point{} && now >= accept_paused_until_) {
-    accept_paused_until_ = {};
-    arm_listener_locked(true);
-  }
-  const bool stopping = stopping_.load();
-  if (stopping && stop_deadline_ == Clock::time_point::max()) stop_deadline_ = now + std::chrono::seconds(5);
-  if (now >= next_sweep_ || stopping || draining_ || sweep_requested_.exchange(false)) {
-    sweep(now, stopping);
-    next_sweep_ = now + std::chrono::milliseconds(100);
-  }
-  if (stopping) {
-    std::unique_lock registry_lock(registry_mutex_);
-    if (connections_.empty() || now >= stop_deadline_) loops_exit_ = true;
-  }
-}
-
-void ConnectionEngine::arm_listener_locked(bool armed) {
-  epoll_event listen_event{};
-  listen_event.events = armed ? EPOLLIN | EPOLLONESHOT : 0;
-  listen_event.data.u64 = kListenTag;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &listen_event);
-}
-
-bool ConnectionEngine::make_room_for_one_more() {
-  {
-    std::lock_guard lock(registry_mutex_);
-    if (connections_.size() < config_.max_connections) return true;
-  }
-  // Drop the parked connection least likely to matter: one that never finished its TLS
-  // handshake, else the longest idle keep-alive connection. Connections with a request in
-  // progress are never dropped for a newcomer.
-  ConnectionPtr victim;
-  int victim_rank = 0;
-  Clock::time_point victim_since{};
-  for (const auto& connection : snapshot()) {
-    std::lock_guard lock(connection->handover);
-    if (!connection->parked || connection->closed) continue;
-    int rank = 0;
-    Clock::time_point since = connection->accepted_at;
-    if (connection->ssl != nullptr && !connection->tls_established) rank = 2;
-    else if (connection->input.empty() && connection->output.empty()) rank = 1, since = connection->deadline;
-    if (rank == 0) continue;
-    if (!victim || rank > victim_rank || (rank == victim_rank && since < victim_since)) {
-      victim = connection;
-      victim_rank = rank;
-      victim_since = since;
-    }
-  }
-  if (!victim) return false;
-  {
-    std::lock_guard lock(victim->handover);
-    if (!victim->parked || victim->closed) return false;
-  }
-  close_connection(*victim, false);
-  ++evicted_;
-  return true;
-}
-
-void ConnectionEngine::accept_connections() {
-  std::lock_guard housekeeping_lock(housekeeping_mutex_);
-  if (!listening_) return;
-  for (int accepted_now = 0; accepted_now < 256; ++accepted_now) {
-    sockaddr_storage peer{};
-    socklen_t peer_length = sizeof peer;
-    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      const int error = errno;
-      if (error == EINTR || error == ECONNABORTED) continue;
-      if (error == EAGAIN || error == EWOULDBLOCK) break;
-      // Out of descriptors or memory: stop polling the listener for a moment instead of spinning.
-      log_throttled(LogLevel::Warn, "accept failed; pausing accepts",
-                    {{"listener", config_.name}, {"error", errno_text(error)}}, last_error_log_);
-      accept_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
-      return;  // the listener stays disarmed until housekeeping re-arms it
-    }
-    if (draining_ || !make_room_for_one_more()) {
-      ::close(fd);
-      log_throttled(LogLevel::Warn, "connection limit reached; refusing connections",
-                    {{"listener", config_.name}, {"max_connections", config_.max_connections}}, last_capacity_log_);
-      continue;
-    }
-    if (const ConnectionPtr connection = new_connection(fd, peer)) register_and_park(connection);
-  }
-  arm_listener_locked(true);
-}
-
-// The Connection for an accepted socket, with its addresses and (on the TLS listener) its TLS
-// session; nullptr when the session cannot be created (the socket is closed then).
-ConnectionEngine::ConnectionPtr ConnectionEngine::new_connection(int fd, const sockaddr_storage& peer) {
-  const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-
-  auto connection = std::make_shared<Connection>();
-  connection->id = next_id_++;
-  connection->fd = fd;
-  connection->accepted_at = Clock::now();
-  connection->framer = RequestFramer(config_.limits);
-  describe_address(peer, connection->remote_ip, connection->remote_port);
-  sockaddr_storage local{};
-  socklen_t local_length = sizeof local;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0)
-    describe_address(local, connection->local_ip, connection->local_port);
-  if (config_.tls != nullptr) {
-    ERR_clear_error();
-    connection->ssl = SSL_new(config_.tls);
-    if (connection->ssl == nullptr || SSL_set_fd(connection->ssl, fd) != 1) {
-      log_throttled(LogLevel::Error, "cannot create a TLS session", {{"error", openssl_errors()}}, last_error_log_);
-      return nullptr;  // the destructor closes fd
-    }
-    SSL_set_accept_state(connection->ssl);
-  } else {
-    connection->tls_established = true;
-  }
-  return connection;
-}
-
-// Registers a new connection and parks it in epoll for its first bytes.
-void ConnectionEngine::register_and_park(const ConnectionPtr& connection) {
-  {
-    std::lock_guard lock(registry_mutex_);
-    connections_.emplace(connection->id, connection);
-  }
-  ++accepted_;
-  // The first bytes (ClientHello or request) must come within the read timeout.
-  std::lock_guard lock(connection->handover);
-  connection->parked = true;
-  connection->deadline = connection->accepted_at + config_.read_timeout;
-  epoll_event event{};
-  event.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
-  event.data.u64 = connection->id;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, connection->fd, &event) != 0) {
-    connection->parked = false;
-    connection->closed = true;
-    close_fd(connection->fd);
-    remove_from_registry(*connection);
-  }
-}
-
-
-void ConnectionEngine::dispatch(uint64_t id) {
-  ConnectionPtr connection;
-  {
-    std::lock_guard lock(registry_mutex_);
-    const auto found = connections_.find(id);
-    if (found == connections_.end()) return;  // closed since the event was queued
-    connection = found->second;
-  }
-  {
-    std::lock_guard lock(connection->handover);
-    if (!connection->parked || connection->closed) return;
-    connection->parked = false;
-  }
-  if (stopping_) return close_connection(*connection, false);
-  serve(connection, false);
-}
-
-void ConnectionEngine::sweep(Clock::time_point now, bool stopping) {
-  for (const auto& connection : snapshot()) {
-    bool close = false;
-    bool timed_out = false;
-    {
-      std::lock_guard lock(connection->handover);
-      if (connection->closed) continue;
-      if (!connection->parked) {
-        // Being served right now. When stopping, unblock it: its reads and writes fail.
-        if (stopping && connection->fd >= 0) ::shutdown(connection->fd, SHUT_RDWR);
-        continue;
-      }
-      const bool idle = connection->tls_established && connection->input.empty() && connection->output.empty();
-      const bool handshaking = !connection->tls_established;
-      if (stopping || (draining_ && (idle || handshaking))) close = true;
-      else if (now >= connection->deadline) close = true, timed_out = !connection->lingering;
-    }
-    if (!close) continue;
-    if (timed_out) ++timed_out_;
-    close_connection(*connection, !timed_out);
-  }
-}
-
-void ConnectionEngine::park(const ConnectionPtr& connection, uint32_t events, Clock::time_point deadline) {
-  std::lock_guard lock(connection->handover);
-  if (connection->closed) return;
-  connection->deadline = deadline;
-  epoll_event event{};
-  event.events = events | EPOLLRDHUP | EPOLLONESHOT;
-  event.data.u64 = connection->id;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, connection->fd, &event) != 0) {
-    // Cannot wait for it: give the connection up (closed by the sweep, which sees it parked
-    // with a deadline in the past).
-    connection->deadline = Clock::time_point{};
-  }
-  connection->parked = true;
-  if (draining_) wake();  // let housekeeping close it if it is idle now
-}
-
-// Reads until `frame` (scanned as bytes arrive) is complete or the socket has nothing more.
-// Reading stops at a complete request, so a client pipelining without end is held back by TCP
 
 }  // namespace gpu_admission::webhook::detail

@@ -1,6 +1,7 @@
 // Serving one connection: the state machine that handshakes, writes what is pending, reads,
-// answers every complete request (directly or through httplib) and lingers after a refusal;
-// with the socket reads and writes under it. The engine around it is connection_engine.cpp.
+// answers a complete request (directly or through httplib) and lingers after a refusal; with
+// the socket reads and writes under it. It runs on the connection's event loop thread; only
+// respond() also runs on a worker, for large requests. The loop around it is event_loop.cpp.
 #include "webhook/server/connection_engine.h"
 
 #include <openssl/err.h>
@@ -13,9 +14,9 @@
 
 namespace gpu_admission::webhook::detail {
 
-void ConnectionEngine::serve(const ConnectionPtr& connection, bool on_worker) {
+void ConnectionEngine::serve(const ConnectionPtr& connection, int answered) {
   try {
-    serve_rounds(connection, on_worker);
+    serve_turn(connection, answered);
   } catch (const std::exception& e) {
     log_throttled(LogLevel::Error, "connection error", {{"listener", config_.name}, {"error", e.what()}}, last_error_log_);
     close_connection(*connection, false);
@@ -24,60 +25,61 @@ void ConnectionEngine::serve(const ConnectionPtr& connection, bool on_worker) {
   }
 }
 
-// The connection's state machine, run until it has to wait for the client: handshake, write
-// what is pending, read, answer every complete request. Nothing here blocks; waiting is always
-// parking in epoll with a deadline.
-void ConnectionEngine::serve_rounds(const ConnectionPtr& connection, bool on_worker) {
+// One turn of the connection's state machine: handshake, write what is pending, read, answer a
+// complete request; until it has to wait for the client (an edge brings it back), has had its
+// share of the turn (it goes on the ready list), is closed or handed to a worker. Nothing here
+// blocks. `answered`: requests already answered in this turn.
+void ConnectionEngine::serve_turn(const ConnectionPtr& connection, int answered) {
   Connection& c = *connection;
-  for (int round = 0;; ++round) {
+  while (true) {
     if (stopping_) return close_connection(c, false);
-    if (c.lingering) return continue_lingering(connection);
-    if (!c.tls_established && !continue_handshake(connection)) return;
-    if (!c.output.empty() && !finish_output(connection, round)) return;
+    if (c.lingering) return continue_lingering(c);
+    if (!c.tls_established && !continue_handshake(c)) return;
+    if (!c.output.empty() && !finish_output(c, answered)) return;
 
     RequestFrame frame = c.framer.scan(c.input);  // a pipelined request may be here already
     bool peer_finished = false;
     if (frame.state == RequestFrame::State::Incomplete && !read_more(c, frame, peer_finished)) return;
     if (frame.state == RequestFrame::State::Incomplete) {
-      if (wait_for_rest(connection, frame)) continue;  // a response was queued: write it
+      if (wait_for_rest(c, frame)) continue;  // a response was queued: write it
       return;
     }
-    if (frame.state == RequestFrame::State::Complete && frame.total_bytes > config_.inline_request_bytes && !on_worker) {
+    if (frame.state == RequestFrame::State::Complete && frame.total_bytes > config_.inline_request_bytes) {
       // A large review: decoding it would hold up this loop's other connections.
-      ++pooled_requests_;
-      if (!pool_->submit([this, connection] { serve(connection, true); })) close_connection(c, false);
-      return;
+      return hand_to_worker(c, frame, peer_finished);
     }
-    if (!respond(c, frame, peer_finished)) return;
+    if (!respond(c, frame, peer_finished)) return close_connection(c, false);
+    ++answered;
   }
 }
 
 // One step of the TLS handshake; true once it is established.
-bool ConnectionEngine::continue_handshake(const ConnectionPtr& connection) {
-  Connection& c = *connection;
+bool ConnectionEngine::continue_handshake(Connection& c) {
   ERR_clear_error();
   const int done = SSL_do_handshake(c.ssl);
   if (done == 1) {
     c.tls_established = true;
+    loops_[c.loop]->handshaking.fetch_sub(1, std::memory_order_relaxed);
     return true;
   }
   const int reason = SSL_get_error(c.ssl, done);
   ERR_clear_error();
   const auto deadline = c.accepted_at + config_.read_timeout;
-  if (reason == SSL_ERROR_WANT_READ) park(connection, EPOLLIN, deadline);
-  else if (reason == SSL_ERROR_WANT_WRITE) park(connection, EPOLLOUT, deadline);
+  if (reason == SSL_ERROR_WANT_READ) await_input(c, deadline);
+  else if (reason == SSL_ERROR_WANT_WRITE) wait_for_client(c, deadline);
   else close_connection(c, false);  // not TLS, or a failed handshake
   return false;
 }
 
 // Writes the pending response and does what was decided for after it; true when the
-// connection goes on to its next request in this round.
-bool ConnectionEngine::finish_output(const ConnectionPtr& connection, int round) {
+// connection goes on to its next request in this turn.
+bool ConnectionEngine::finish_output(Connection& c, int answered) {
   using AfterOutput = Connection::AfterOutput;
-  Connection& c = *connection;
-  switch (flush_output(c)) {
-    case Flush::WantWrite: park(connection, EPOLLOUT, c.output_deadline); return false;
-    case Flush::WantRead: park(connection, EPOLLIN, c.output_deadline); return false;
+  const Flush flushed = flush_output(c);
+  c.blocked_on_write = flushed == Flush::WantWrite;
+  switch (flushed) {
+    case Flush::WantWrite: wait_for_client(c, c.output_deadline); return false;
+    case Flush::WantRead: await_input(c, c.output_deadline); return false;
     case Flush::Failed: close_connection(c, false); return false;
     case Flush::Done: break;
   }
@@ -89,24 +91,22 @@ bool ConnectionEngine::finish_output(const ConnectionPtr& connection, int round)
     return false;
   }
   if (c.after_output == AfterOutput::Linger) {
-    start_lingering(connection);
+    start_lingering(c);
     return false;
   }
-  if (round >= 32) {
-    // A client pipelining many requests yields the thread now and then: parked for
-    // writability, it is handed out again at once, behind the connections already waiting.
-    park(connection, EPOLLIN | EPOLLOUT, Clock::now() + config_.read_timeout);
+  if (!c.input.empty() || c.may_have_input()) {
+    if (answered < kRequestsPerTurn) return true;
+    // More may be here (pipelined, or read ahead by OpenSSL) and no edge would announce it:
+    // the connection goes to the back of the ready list, so a client pipelining without end
+    // gets one request per turn like everyone else.
+    make_ready(c, Clock::now() + config_.read_timeout);
     return false;
   }
-  if (c.input.empty() && (c.ssl == nullptr || SSL_has_pending(c.ssl) == 0)) {
-    // The usual end of a round trip: nothing buffered, and a read now would almost always
-    // find nothing either. Waiting in epoll costs no read(2); a request that did arrive
-    // meanwhile makes the connection ready at once.
-    if (draining_) close_connection(c, true);
-    else park(connection, EPOLLIN, Clock::now() + config_.idle_timeout);
-    return false;
-  }
-  return true;
+  // The usual end of a round trip: nothing buffered, and the socket known to be empty. No
+  // read(2) to find that out; the next request raises an edge.
+  if (draining_) close_connection(c, true);
+  else wait_for_client(c, Clock::now() + config_.idle_timeout);
+  return false;
 }
 
 // Reads more of an incomplete request into `frame`; a request that cannot fit in the buffer
@@ -132,13 +132,12 @@ bool ConnectionEngine::read_more(Connection& connection, RequestFrame& frame, bo
 
 // The request is still incomplete after reading what the socket had. True when a response was
 // queued instead of waiting (refused for lack of buffer space, or "100 Continue"); false when
-// the connection was parked for the rest, or closed.
-bool ConnectionEngine::wait_for_rest(const ConnectionPtr& connection, const RequestFrame& frame) {
+// the connection waits for the rest, or was closed.
+bool ConnectionEngine::wait_for_rest(Connection& c, const RequestFrame& frame) {
   using AfterOutput = Connection::AfterOutput;
-  Connection& c = *connection;
   if (c.input.empty()) {
     if (draining_) close_connection(c, true);
-    else park(connection, EPOLLIN, Clock::now() + config_.idle_timeout);
+    else await_input(c, Clock::now() + config_.idle_timeout);
     return false;
   }
   if (buffered_bytes_.load() > config_.max_buffered_bytes) {
@@ -151,20 +150,17 @@ bool ConnectionEngine::wait_for_rest(const ConnectionPtr& connection, const Requ
     queue_output(c, "HTTP/1.1 100 Continue\r\n\r\n", AfterOutput::KeepServing);
     return true;
   }
-  park(connection, EPOLLIN, c.request_started_at + config_.read_timeout);
+  await_input(c, c.request_started_at + config_.read_timeout);
   return false;
 }
 
 // Answers the framed request into connection.output and settles what follows its writing,
-// dropping the request from the input when the connection stays open. False when the
-// connection was closed instead (nothing to write).
+// dropping the request from the input when the connection stays open. False when there is
+// nothing to write (the caller closes the connection). Also runs on a worker.
 bool ConnectionEngine::respond(Connection& c, const RequestFrame& frame, bool peer_finished) {
   using AfterOutput = Connection::AfterOutput;
   const AfterAnswer after = answer(c, frame, peer_finished);
-  if (after == AfterAnswer::Abort) {
-    close_connection(c, false);
-    return false;
-  }
+  if (after == AfterAnswer::Abort) return false;
   c.output_sent = 0;
   c.output_deadline = Clock::now() + config_.write_timeout;
   if (frame.state != RequestFrame::State::Complete && !peer_finished) {
@@ -186,49 +182,73 @@ bool ConnectionEngine::respond(Connection& c, const RequestFrame& frame, bool pe
 
 // Reads until `frame` (scanned as bytes arrive) is complete or the socket has nothing more.
 // Reading stops at a complete request, so a client pipelining without end is held back by TCP
-// flow control instead of filling the buffer.
+// flow control instead of filling the buffer. A socket known to be empty is not read (the
+// next edge says when it is not).
 ConnectionEngine::ReadResult ConnectionEngine::read_request(Connection& connection, RequestFrame& frame) {
   const size_t capacity = config_.limits.max_head_bytes * 2 + config_.limits.max_body_bytes * 2;
   char chunk[16 * 1024];
   ReadResult result = ReadResult::Full;
   while (connection.input.size() < capacity) {
-    const size_t want = std::min(sizeof chunk, capacity - connection.input.size());
-    ssize_t n;
-    if (connection.ssl != nullptr) {
-      ERR_clear_error();
-      const int got = SSL_read(connection.ssl, chunk, static_cast<int>(want));
-      if (got > 0) {
-        n = got;
-      } else {
-        const int reason = SSL_get_error(connection.ssl, got);
-        if (reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE) result = ReadResult::WouldBlock;
-        else if (reason == SSL_ERROR_ZERO_RETURN || (reason == SSL_ERROR_SYSCALL && errno == 0)) result = ReadResult::Eof;
-        else result = ReadResult::Error;
-        ERR_clear_error();
-        break;
-      }
-    } else {
-      n = ::recv(connection.fd, chunk, want, 0);
-      if (n == 0) {
-        result = ReadResult::Eof;
-        break;
-      }
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        result = (errno == EAGAIN || errno == EWOULDBLOCK) ? ReadResult::WouldBlock : ReadResult::Error;
-        break;
-      }
+    const bool tls_buffered = connection.ssl != nullptr && SSL_has_pending(connection.ssl) == 1;
+    if (connection.socket_drained && !connection.tls_wants_write && !tls_buffered) {
+      result = ReadResult::WouldBlock;
+      break;
     }
+    const size_t want = std::min(sizeof chunk, capacity - connection.input.size());
+    size_t n = 0;
+    result = read_some(connection, chunk, want, n);
+    if (result != ReadResult::Data) break;
     if (connection.input.empty()) connection.request_started_at = Clock::now();
-    connection.input.append(chunk, static_cast<size_t>(n));
+    connection.input.append(chunk, n);
     frame = connection.framer.scan(connection.input);
     if (frame.state != RequestFrame::State::Incomplete) {
       result = ReadResult::Framed;
       break;
     }
+    result = ReadResult::Full;
   }
   account_input(connection);
   return result;
+}
+
+// One read from the connection (through OpenSSL on TLS): Data with `n` bytes in `chunk`, or
+// WouldBlock, Eof, Error. Notes what it learns about the socket's contents.
+ConnectionEngine::ReadResult ConnectionEngine::read_some(Connection& connection, char* chunk, size_t want, size_t& n) {
+  if (connection.ssl != nullptr) {
+    ERR_clear_error();
+    connection.tls_wants_write = false;
+    const int got = SSL_read(connection.ssl, chunk, static_cast<int>(want));  // notes via note_bio_read
+    if (got > 0) {
+      n = static_cast<size_t>(got);
+      return ReadResult::Data;
+    }
+    const int reason = SSL_get_error(connection.ssl, got);
+    const int saved_errno = errno;
+    ERR_clear_error();
+    if (reason == SSL_ERROR_WANT_READ) return ReadResult::WouldBlock;
+    if (reason == SSL_ERROR_WANT_WRITE) {
+      connection.tls_wants_write = true;  // the write hit EAGAIN: an edge comes when it can go on
+      return ReadResult::WouldBlock;
+    }
+    if (reason == SSL_ERROR_ZERO_RETURN || (reason == SSL_ERROR_SYSCALL && saved_errno == 0)) return ReadResult::Eof;
+    return ReadResult::Error;
+  }
+  while (true) {
+    const ssize_t got = ::recv(connection.fd, chunk, want, 0);
+    if (got > 0) {
+      n = static_cast<size_t>(got);
+      connection.note_socket_read(want, n, false);
+      return ReadResult::Data;
+    }
+    if (got == 0) {
+      connection.note_socket_read(want, 0, false);
+      return ReadResult::Eof;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return ReadResult::Error;
+    connection.note_socket_read(want, 0, true);
+    return ReadResult::WouldBlock;
+  }
 }
 
 void ConnectionEngine::queue_output(Connection& connection, std::string text, Connection::AfterOutput after) {
@@ -238,7 +258,7 @@ void ConnectionEngine::queue_output(Connection& connection, std::string text, Co
   connection.output_deadline = Clock::now() + config_.write_timeout;
 }
 
-// Writes what the socket takes now; never waits (the caller parks the connection instead).
+// Writes what the socket takes now; never waits (the caller leaves the connection waiting instead).
 ConnectionEngine::Flush ConnectionEngine::flush_output(Connection& connection) {
   while (connection.output_sent < connection.output.size()) {
     const char* data = connection.output.data() + connection.output_sent;
@@ -314,8 +334,7 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
   return AfterAnswer::KeepOpen;
 }
 
-void ConnectionEngine::start_lingering(const ConnectionPtr& connection) {
-  Connection& c = *connection;
+void ConnectionEngine::start_lingering(Connection& c) {
   if (c.ssl != nullptr && c.tls_established) {
     ERR_clear_error();
     SSL_shutdown(c.ssl);  // close_notify after the response
@@ -327,13 +346,13 @@ void ConnectionEngine::start_lingering(const ConnectionPtr& connection) {
   c.input.shrink_to_fit();
   account_input(c);
   c.request_started_at = Clock::now();
-  continue_lingering(connection);
+  continue_lingering(c);
 }
 
-void ConnectionEngine::continue_lingering(const ConnectionPtr& connection) {
+// Reads and drops what the client still sends, until EAGAIN (so that an edge announces more).
+void ConnectionEngine::continue_lingering(Connection& c) {
   constexpr size_t kMaxDiscarded = 64u << 20;
   const auto linger_for = std::min<std::chrono::milliseconds>(config_.read_timeout, std::chrono::seconds(2));
-  Connection& c = *connection;
   char sink[16 * 1024];
   while (c.lingering_discarded < kMaxDiscarded) {
     const ssize_t n = ::recv(c.fd, sink, sizeof sink, 0);  // raw bytes: nothing is decrypted any more
@@ -342,8 +361,7 @@ void ConnectionEngine::continue_lingering(const ConnectionPtr& connection) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      return park(connection, EPOLLIN, c.request_started_at + linger_for);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return wait_for_client(c, c.request_started_at + linger_for);
     break;  // EOF or error
   }
   close_connection(c, false);

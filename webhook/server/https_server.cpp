@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "webhook/server/connection.h"
 #include "webhook/server/connection_engine.h"
@@ -30,7 +31,8 @@ using detail::current_request;
 using detail::DirectRequest;
 using detail::EngineConfig;
 using detail::IdentityHolder;
-using detail::open_listener;
+using detail::adopt_listener;
+using detail::open_listeners;
 using detail::RequestContext;
 using detail::RequestRouter;
 using detail::write_http_response;
@@ -82,6 +84,7 @@ struct HttpsServer::Impl {
   std::string not_ready_reason() const;
   EngineConfig main_engine_config();
   EngineConfig metrics_engine_config(const EngineConfig& main_config) const;
+  std::vector<int> main_listeners(int handed_fd, size_t event_loops, std::string& error);
   void stop();
 
   const HttpsServerOptions options;
@@ -309,6 +312,26 @@ EngineConfig HttpsServer::Impl::metrics_engine_config(const EngineConfig& main_c
   return config;
 }
 
+namespace {
+
+// Closes a descriptor handed to start() unless it was passed on.
+struct HandedFd {
+  int fd;
+  ~HandedFd() { detail::close_fd(fd); }
+  int release() { return std::exchange(fd, -1); }
+};
+
+}  // namespace
+
+// The main port's listening sockets, one per event loop: opened for options.listen, or made from
+// the descriptor handed in options.listen_fd.
+std::vector<int> HttpsServer::Impl::main_listeners(int handed_fd, size_t event_loops, std::string& error) {
+  if (handed_fd >= 0) return adopt_listener(handed_fd, event_loops, port, error);
+  const auto address = parse_listen_address(options.listen, error);
+  if (!address) return {};
+  return open_listeners(*address, event_loops, port, error);
+}
+
 bool HttpsServer::start(std::string& error) {
   ::signal(SIGPIPE, SIG_IGN);  // a peer closing mid-write must not kill the process
   Impl& s = *impl_;
@@ -317,8 +340,8 @@ bool HttpsServer::start(std::string& error) {
     error = "server already started";
     return false;
   }
-  const auto main_address = parse_listen_address(s.options.listen, error);
-  if (!main_address) return false;
+  HandedFd handed{s.options.listen_fd};
+  if (handed.fd < 0 && !parse_listen_address(s.options.listen, error)) return false;
   std::optional<ListenAddress> metrics_address;
   if (!s.options.metrics_listen.empty()) {
     metrics_address = parse_listen_address(s.options.metrics_listen, error);
@@ -329,28 +352,28 @@ bool HttpsServer::start(std::string& error) {
   s.set_up_main_routes();
   s.set_up_metrics_routes();
 
-  int main_fd = open_listener(*main_address, s.port, error);
-  if (main_fd < 0) return false;
-  int metrics_fd = -1;
+  const EngineConfig main_config = s.main_engine_config();
+  std::vector<int> main_fds = s.main_listeners(handed.release(), main_config.event_loops, error);
+  if (main_fds.empty()) return false;
+  std::vector<int> metrics_fds;
   if (metrics_address) {
-    metrics_fd = open_listener(*metrics_address, s.metrics_port, error);
-    if (metrics_fd < 0) {
-      close_fd(main_fd);
+    metrics_fds = open_listeners(*metrics_address, 1, s.metrics_port, error);
+    if (metrics_fds.empty()) {
+      for (int& fd : main_fds) close_fd(fd);
       return false;
     }
   }
 
-  const EngineConfig main_config = s.main_engine_config();
   s.main_engine = std::make_unique<ConnectionEngine>(main_config, s.main_router, s.logger, s.metrics);
-  if (!s.main_engine->start(main_fd, error)) {
+  if (!s.main_engine->start(std::move(main_fds), error)) {
     s.main_engine.reset();
-    close_fd(metrics_fd);
+    for (int& fd : metrics_fds) close_fd(fd);
     return false;
   }
-  if (metrics_fd >= 0) {
+  if (!metrics_fds.empty()) {
     s.metrics_engine =
         std::make_unique<ConnectionEngine>(s.metrics_engine_config(main_config), s.metrics_router, s.logger, nullptr);
-    if (!s.metrics_engine->start(metrics_fd, error)) {
+    if (!s.metrics_engine->start(std::move(metrics_fds), error)) {
       s.metrics_engine.reset();
       s.main_engine->stop();
       return false;

@@ -2,23 +2,24 @@
 // header is its public face (HttpsServer, its options, ListenAddress, TlsIdentity); the rest of
 // the folder serves it: listen_socket (listening sockets), tls_identity (certificates and the
 // TLS context), connection (a connection's state and the httplib adapter), direct_path (plain
-// admission POSTs answered without httplib), connection_engine and connection_io (the epoll
-// engine), request_framing, worker_pool and cpu_budget. Their internal types live in
+// admission POSTs answered without httplib), the epoll engine (connection_engine, event_loop,
+// connection_io), request_framing, worker_pool and cpu_budget. Their internal types live in
 // namespace detail and their headers are not included outside server/ (tests aside). Code here
 // may include admission/ and ops/ headers and policy/, never cli/ or io/.
 //
 // The webhook's network front end (SPEC 6): POST /validate and /mutate, GET /healthz and
 // /readyz over TLS on the main port, GET /metrics in plain HTTP on the metrics port.
 //
-// Connections are multiplexed by one epoll set served by a few event loop threads (one per
-// usable CPU): the thread that epoll hands a ready connection to does the TLS handshake step,
-// reads what the socket has, answers every complete request and writes the response, without
-// ever blocking; whenever the client has to act first, the connection is parked in epoll with a
-// deadline. Idle keep-alive connections, clients that never start TLS, clients that stall
-// half-way through a request and clients that do not read their responses therefore hold a
-// socket each (bounded by max_connections and closed after their timeout), never a thread.
-// Only requests too large to answer without delaying the loop go to a worker pool. httplib
-// parses requests and writes responses; its own thread-per-connection server loop is not used.
+// Connections are served by a few event loop threads (one per usable CPU), each with its own
+// listening socket on the port (SO_REUSEPORT), its own epoll set and its own connections: the
+// loop that accepted a connection does its TLS handshake, reads, answers its requests and
+// writes the responses, without ever blocking and without a lock; whenever the client has to
+// act first, the connection waits in epoll (edge-triggered, registered once) with a deadline.
+// Idle keep-alive connections, clients that never start TLS, clients that stall half-way
+// through a request and clients that do not read their responses therefore hold a socket each
+// (bounded by max_connections and closed after their timeout), never a thread. Only requests
+// too large to answer without delaying the loop go to a worker pool. httplib parses requests
+// and writes responses; its own thread-per-connection server loop is not used.
 //
 // The serving certificate lives in an atomically swapped holder: each new handshake takes the
 // newest one (OpenSSL certificate callback), established connections keep theirs.
@@ -36,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "webhook/admission/admission.h"
 #include "webhook/ops/logger.h"
@@ -84,6 +86,10 @@ using TlsIdentityPtr = std::shared_ptr<const TlsIdentity>;
 struct HttpsServerOptions {
   std::string listen = "0.0.0.0:8443";
   std::string metrics_listen = "0.0.0.0:9090";  // empty: no metrics listener
+  // An already-listening TCP socket to serve instead of binding `listen` (socket activation);
+  // the server owns it from start() on. With SO_REUSEPORT set on it, each further event loop
+  // gets a socket of its own on its address; without, the loops share it. -1: none.
+  int listen_fd = -1;
   size_t max_body_bytes = 8u << 20;
   size_t max_head_bytes = 64u << 10;
   // A request (or a TLS handshake) must arrive completely within this time of its first byte.
@@ -96,8 +102,8 @@ struct HttpsServerOptions {
   size_t max_connections = 1024;
   size_t metrics_max_connections = 64;
   // Event loop threads (0: one per CPU this process may use; see cpu_budget.h). Each one
-  // handshakes, reads, answers and writes the connections epoll hands it, start to finish, so
-  // a request costs no thread hand-off.
+  // accepts connections on its own listening socket and handshakes, reads, answers and writes
+  // them, start to finish, so a request costs no thread hand-off.
   size_t event_loops = 0;
   // Requests larger than this are answered by the worker pool instead of the event loop that
   // read them, so that decoding a multi-megabyte review does not delay the loop's other
@@ -156,6 +162,11 @@ class HttpsServer {
     unsigned long long direct_requests = 0;  // of those, answered without httplib's parser
     unsigned long long pooled_requests = 0;  // handed to the worker pool (over inline_request_bytes)
     size_t event_loops = 0;
+    // Listening sockets: one per event loop (SO_REUSEPORT), or 1 shared by the loops.
+    size_t listeners = 0;
+    std::vector<unsigned long long> accepted_per_loop;
+    // EPOLL_CTL_MOD calls: connections are registered once and never re-armed, so 0.
+    unsigned long long epoll_rearms = 0;
     size_t worker_threads = 0;
     size_t busy_workers = 0;
     size_t peak_worker_threads = 0;

@@ -1,8 +1,8 @@
 // Helpers for the server tests (test_server*.cpp): certificates (ECDSA via certs/, RSA made
 // here), a small blocking TLS client that exposes what httplib's client hides (the peer
-// certificate, one request at a time on one connection, raw bytes), raw TCP sockets, an
-// in-process server on 127.0.0.1 port 0, and bounded waiting. Loopback only; every wait is
-// bounded by a timeout.
+// certificate, one request at a time on one connection, raw bytes), raw TCP sockets and a
+// plain HTTP client over them, an in-process server on 127.0.0.1 port 0, and bounded waiting.
+// Loopback only; every wait is bounded by a timeout.
 #pragma once
 
 #include <arpa/inet.h>
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -175,10 +176,23 @@ inline bool wait_until(const std::function<bool()>& condition, std::chrono::mill
   return condition();
 }
 
-// A plain TCP connection to 127.0.0.1:port, or -1.
-inline int raw_connect(int port) {
+// A plain TCP connection to 127.0.0.1:port, or -1. A `source_port` other than 0 is bound first
+// (with SO_REUSEADDR): the same four-tuple hashes to the same SO_REUSEPORT listener.
+inline int raw_connect(int port, int source_port = 0) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  if (source_port != 0) {
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    source.sin_port = htons(static_cast<uint16_t>(source_port));
+    source.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
@@ -219,6 +233,89 @@ struct HttpResponse {
   }
 };
 
+// The next response in `buffer`, calling `fill` (which appends to it; false at the end) for more.
+// Interim 100 responses are skipped.
+inline HttpResponse read_http_response(std::string& buffer, const std::function<bool()>& fill) {
+  HttpResponse response;
+  while (true) {
+    size_t head_end;
+    while ((head_end = buffer.find("\r\n\r\n")) == std::string::npos)
+      if (!fill()) return response;
+    const std::string head = buffer.substr(0, head_end);
+    response.raw = buffer.substr(0, head_end + 4);
+    buffer.erase(0, head_end + 4);
+    response.status = std::atoi(head.substr(9, 3).c_str());
+    response.headers.clear();
+    size_t line_start = head.find("\r\n");
+    while (line_start != std::string::npos) {
+      line_start += 2;
+      const size_t line_end = head.find("\r\n", line_start);
+      const std::string line = head.substr(line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
+      line_start = line_end;
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string name = line.substr(0, colon);
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::string value = line.substr(colon + 1);
+      value.erase(0, value.find_first_not_of(' '));
+      response.headers[name] = value;
+    }
+    if (response.status == 100) continue;  // interim response
+    break;
+  }
+  const size_t length = static_cast<size_t>(std::atoll(response.header("content-length").c_str()));
+  while (buffer.size() < length)
+    if (!fill()) return response;
+  response.body = buffer.substr(0, length);
+  response.raw += response.body;
+  buffer.erase(0, length);
+  response.ok = true;
+  return response;
+}
+
+// A plain TCP connection speaking HTTP/1.1 (the metrics port, engine tests), every operation
+// bounded by the socket timeouts.
+class RawClient {
+ public:
+  RawClient() = default;
+  ~RawClient() { close(); }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  bool connect(int port) {
+    close();
+    fd_ = raw_connect(port);
+    return fd_ >= 0;
+  }
+  bool send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  HttpResponse read_response() {
+    return read_http_response(buffer_, [this] {
+      char chunk[16384];
+      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n <= 0) return false;
+      buffer_.append(chunk, static_cast<size_t>(n));
+      return true;
+    });
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    buffer_.clear();
+  }
+
+ private:
+  int fd_ = -1;
+  std::string buffer_;
+};
+
 // One blocking TLS connection (no certificate verification), every operation bounded by the
 // socket timeouts.
 class TlsClient {
@@ -228,9 +325,9 @@ class TlsClient {
   TlsClient(const TlsClient&) = delete;
   TlsClient& operator=(const TlsClient&) = delete;
 
-  bool connect(int port, std::chrono::milliseconds timeout = 5000ms) {
+  bool connect(int port, std::chrono::milliseconds timeout = 5000ms, int source_port = 0) {
     close();
-    fd_ = raw_connect(port);
+    fd_ = raw_connect(port, source_port);
     if (fd_ < 0) return false;
     timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -275,6 +372,7 @@ class TlsClient {
 
   bool connected() const { return ssl_ != nullptr; }
   int fd() const { return fd_; }
+  SSL* ssl() const { return ssl_; }
 
   std::string peer_serial() const {
     if (ssl_ == nullptr) return "";
@@ -305,43 +403,7 @@ class TlsClient {
     return true;
   }
 
-  HttpResponse read_response() {
-    HttpResponse response;
-    while (true) {
-      size_t head_end;
-      while ((head_end = buffer_.find("\r\n\r\n")) == std::string::npos)
-        if (!fill()) return response;
-      const std::string head = buffer_.substr(0, head_end);
-      response.raw = buffer_.substr(0, head_end + 4);
-      buffer_.erase(0, head_end + 4);
-      response.status = std::atoi(head.substr(9, 3).c_str());
-      response.headers.clear();
-      size_t line_start = head.find("\r\n");
-      while (line_start != std::string::npos) {
-        line_start += 2;
-        const size_t line_end = head.find("\r\n", line_start);
-        const std::string line = head.substr(line_start, line_end == std::string::npos ? std::string::npos : line_end - line_start);
-        line_start = line_end;
-        const size_t colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        std::string name = line.substr(0, colon);
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-        std::string value = line.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(' '));
-        response.headers[name] = value;
-      }
-      if (response.status == 100) continue;  // interim response
-      break;
-    }
-    const size_t length = static_cast<size_t>(std::atoll(response.header("content-length").c_str()));
-    while (buffer_.size() < length)
-      if (!fill()) return response;
-    response.body = buffer_.substr(0, length);
-    response.raw += response.body;
-    buffer_.erase(0, length);
-    response.ok = true;
-    return response;
-  }
+  HttpResponse read_response() { return read_http_response(buffer_, [this] { return fill(); }); }
 
   HttpResponse request(const std::string& method, const std::string& path, const std::string& body = "",
                        const std::string& content_type = "application/json", const std::string& extra_headers = "") {

@@ -145,7 +145,7 @@ TEST_CASE("server: plain admission requests skip httplib and get the very bytes 
 TEST_CASE("server: several event loops serve many concurrent connections, large requests go to the pool",
           "[server]") {
   HttpsServerOptions options = test_options();
-  options.event_loops = 4;           // more loops than this machine may have CPUs: they share one epoll set
+  options.event_loops = 4;           // more loops than this machine may have CPUs, each with its own listener
   options.inline_request_bytes = 4096;  // reviews padded past this are answered by the worker pool
   InProcessServer s(options);
   REQUIRE(s.started);

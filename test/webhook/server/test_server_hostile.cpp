@@ -1,7 +1,8 @@
 // Clients that try to knock the webhook over (issue 7 item 1), all on loopback and bounded in
 // time and count: silent TCP connections that never start TLS, TLS connections that stall
 // half-way through a request, corrupted bodies, many keep-alive connections, and the timeouts
-// and connection cap that keep them from piling up.
+// and connection cap that keep them from piling up. With several event loops (each with its own
+// listener, connections and timeout sweep, issue 16) as well as with one.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -44,7 +45,9 @@ TEST_CASE("hostile: 512 silent TCP connections, 64 stalled requests and corrupt 
     WARN("descriptor limit " << limit << ": using " << silent_count << " silent and " << stalled_count
                              << " stalled connections");
   }
-  InProcessServer s;
+  HttpsServerOptions options = test_options();
+  options.event_loops = 2;
+  InProcessServer s(options);
   REQUIRE(s.started);
   const int port = s.port();
 
@@ -121,6 +124,7 @@ TEST_CASE("hostile: 512 silent TCP connections, 64 stalled requests and corrupt 
 TEST_CASE("hostile: clients that pipeline requests and never read the responses do not block others",
           "[server][hostile]") {
   HttpsServerOptions options = test_options();
+  options.event_loops = 2;
   options.worker_threads = 4;
   options.write_timeout = std::chrono::seconds(2);
   InProcessServer s(options);
@@ -168,7 +172,9 @@ TEST_CASE("hostile: clients that pipeline requests and never read the responses 
 
 TEST_CASE("hostile: 256 concurrent keep-alive connections are all served", "[server][hostile]") {
   raise_fd_limit(4096);
-  InProcessServer s;
+  HttpsServerOptions options = test_options();
+  options.event_loops = 2;
+  InProcessServer s(options);
   REQUIRE(s.started);
   std::vector<std::unique_ptr<TlsClient>> clients;
   for (int i = 0; i < 256; ++i) {
@@ -191,6 +197,8 @@ TEST_CASE("hostile: 256 concurrent keep-alive connections are all served", "[ser
 
 TEST_CASE("hostile: handshake, request and idle timeouts close sockets", "[server][hostile]") {
   HttpsServerOptions options = test_options();
+  options.event_loops = GENERATE(size_t{1}, size_t{2});
+  INFO(options.event_loops << " event loop(s)");
   options.read_timeout = std::chrono::milliseconds(300);
   options.idle_timeout = std::chrono::milliseconds(300);
   InProcessServer s(options);
@@ -218,6 +226,8 @@ TEST_CASE("hostile: handshake, request and idle timeouts close sockets", "[serve
 
 TEST_CASE("hostile: at the connection cap, silent connections make room for real clients", "[server][hostile]") {
   HttpsServerOptions options = test_options();
+  options.event_loops = GENERATE(size_t{1}, size_t{2});
+  INFO(options.event_loops << " event loop(s)");
   options.max_connections = 32;
   InProcessServer s(options);
   REQUIRE(s.started);
@@ -227,6 +237,9 @@ TEST_CASE("hostile: at the connection cap, silent connections make room for real
   FdCloser silent;
   for (int i = 0; i < 64; ++i) silent.fds.push_back(raw_connect(s.port()));
   CHECK(wait_until([&] { return s.server.stats().accepted >= 65; }, std::chrono::seconds(3)));
+  const auto at_cap = s.server.stats();
+  INFO("accepted " << at_cap.accepted << ", evicted " << at_cap.evicted << ", open " << at_cap.open_connections
+                   << ", per loop " << at_cap.accepted_per_loop.front() << "/" << at_cap.accepted_per_loop.back());
   CHECK(s.server.stats().open_connections <= 32);
   TlsClient fresh;
   REQUIRE(fresh.connect(s.port()));
