@@ -103,9 +103,9 @@ class Reader {
     return true;
   }
 
-  // Calls each(item, item_at, index) for every entry of a list, requiring an object in each.
+  // Calls each(item, item_at, index) for every entry of a list; stops at the first false.
   template <typename Each>
-  bool each_object(od::value& v, const Loc& at, Each&& each) {
+  bool each_value(od::value& v, const Loc& at, Each&& each) {
     od::array list;
     if (!as_array(v, list, at)) return false;
     uint32_t i = 0;
@@ -113,11 +113,19 @@ class Reader {
       const Loc item_at = at.item(i);
       od::value value;
       if (auto code = std::move(item).get(value)) return fail(item_at, code);
-      od::object object;
-      if (!as_object(value, object, item_at) || !each(object, item_at, i)) return false;
+      if (!each(value, item_at, i)) return false;
       ++i;
     }
     return true;
+  }
+
+  // The same requiring an object in each entry: each(object, item_at, index).
+  template <typename Each>
+  bool each_object(od::value& v, const Loc& at, Each&& each) {
+    return each_value(v, at, [&](od::value& value, const Loc& item_at, uint32_t i) {
+      od::object object;
+      return as_object(value, object, item_at) && each(object, item_at, i);
+    });
   }
 
   // The first character of a value says its type ('{', '[', '"', 't', 'f', 'n', or a number).

@@ -95,17 +95,9 @@ class Decoder : public json::Reader {
 
  private:
   bool containers(od::value& v, ContainerKind kind, const Loc& at) {
-    od::array list;
-    if (!as_array(v, list, at)) return false;
-    uint32_t i = 0;
-    for (auto item : list) {
-      const Loc item_at = at.item(i);
-      od::value value;
-      if (auto code = std::move(item).get(value)) return fail(item_at, code);
-      if (!container(value, kind, i, item_at)) return false;
-      ++i;
-    }
-    return true;
+    return each_value(v, at, [&](od::value& value, const Loc& item_at, uint32_t i) {
+      return container(value, kind, i, item_at);
+    });
   }
 
   // PodView lists init, then app, then ephemeral containers, whatever order the lists came in.
@@ -292,16 +284,9 @@ class Decoder : public json::Reader {
     return fields(expr, kRequirementKeys, at, [&](int key, od::value& value, const Loc& value_at) {
       if (key == 0) return as_string(value, req.key, value_at);
       if (key == 1) return as_string(value, req.op, value_at);
-      od::array values;
-      if (!as_array(value, values, value_at)) return false;
-      uint32_t i = 0;
-      for (auto item : values) {
-        const Loc item_at = value_at.item(i++);
-        od::value entry;
-        if (auto code = std::move(item).get(entry)) return fail(item_at, code);
-        if (!as_string(entry, req.values.emplace_back(), item_at)) return false;
-      }
-      return true;
+      return each_value(value, value_at, [&](od::value& entry, const Loc& item_at, uint32_t) {
+        return as_string(entry, req.values.emplace_back(), item_at);
+      });
     });
   }
 
@@ -464,14 +449,25 @@ std::optional<DecodeError> decode_pod_value(simdjson::ondemand::value& value, Wo
   return decode_fields(object, kind, pod);
 }
 
-std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, PodView& pod, PodDocument& document) {
-  od::document doc;
-  if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc))
-    return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
-  // The kind first (it says where the pod is), then the object from the start.
-  od::object object;
+namespace {
+
+// Starts reading `json` into `doc` and finds its root object.
+std::optional<DecodeError> open_object(std::string_view json, bool padded, PodDocument& document, od::document& doc,
+                                       od::object& object) {
+  if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc)) return invalid_json(code);
   od::json_type type;
-  if (doc.type().get(type) || type != od::json_type::object || doc.get_object().get(object)) return not_an_object();
+  if (doc.type().get(type) || type != od::json_type::object) return not_an_object();
+  if (auto code = doc.get_object().get(object)) return invalid_json(code);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, PodView& pod, PodDocument& document) {
+  // The kind first (it says where the pod is), then the object from the start.
+  od::document doc;
+  od::object object;
+  if (auto error = open_object(json, padded, document, doc, object)) return error;
   json::Reader reader;
   std::string kind_text;
   bool has_kind = false;
@@ -496,11 +492,8 @@ std::optional<DecodeError> decode_identity(std::string_view json, bool padded, O
                                            PodDocument& document) {
   out = ObjectIdentity{};
   od::document doc;
-  if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc))
-    return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
   od::object object;
-  od::json_type type;
-  if (doc.type().get(type) || type != od::json_type::object || doc.get_object().get(object)) return not_an_object();
+  if (auto error = open_object(json, padded, document, doc, object)) return error;
   PodView scratch;
   Decoder d(scratch);
   const bool read = d.fields(object, kObjectKeys, Loc{}, [&](int key, od::value& value, const Loc& at) {
