@@ -2,7 +2,17 @@
 
 #include <algorithm>
 
-namespace gpu_admission::policy::json {
+namespace gpu_admission::policy {
+
+DecodeError invalid_json(std::string_view what, std::string field) {
+  return DecodeError{std::move(field), "invalid JSON: " + std::string(what), true};
+}
+
+DecodeError invalid_json(simdjson::error_code code, std::string field) {
+  return invalid_json(simdjson::error_message(code), std::move(field));
+}
+
+namespace json {
 
 std::optional<std::string_view> first_repeated(const std::vector<std::string_view>& names) {
   if (names.size() <= 16) {
@@ -30,9 +40,16 @@ bool Reader::fail(const Loc& at, std::string_view message) {
   return false;
 }
 
-bool Reader::fail(const Loc& at, simdjson::error_code code) {
-  return fail(at, std::string("invalid JSON: ") + simdjson::error_message(code));
+bool Reader::fail_invalid(const Loc& at, std::string_view what) {
+  if (!error) {
+    std::string field;
+    at.render(field);
+    error = invalid_json(what, std::move(field));
+  }
+  return false;
 }
+
+bool Reader::fail(const Loc& at, simdjson::error_code code) { return fail_invalid(at, simdjson::error_message(code)); }
 
 bool Reader::duplicate(const Loc& at, std::string_view key) {
   return fail(at, "duplicate key \"" + std::string(key) + "\" (ambiguous JSON is refused)");
@@ -66,4 +83,5 @@ simdjson::simdjson_result<od::document> iterate(od::parser& parser, std::string_
   return parser.iterate(copy.data(), copy.size(), copy.capacity());
 }
 
-}  // namespace gpu_admission::policy::json
+}  // namespace json
+}  // namespace gpu_admission::policy

@@ -56,31 +56,39 @@ class Reader {
   std::optional<DecodeError> error;
 
   bool fail(const Loc& at, std::string_view message);
-  bool fail(const Loc& at, simdjson::error_code code);  // "invalid JSON: ..."
+  bool fail(const Loc& at, simdjson::error_code code);  // "invalid JSON: ...", flagged
+  bool fail_invalid(const Loc& at, std::string_view what);
   bool duplicate(const Loc& at, std::string_view key);
+
+  // Calls on(key, value) for every field of `object`, in document order; stops at the first false.
+  template <typename On>
+  bool each_field(od::object object, const Loc& at, On&& on) {
+    for (auto item : object) {
+      od::field field;
+      if (auto code = std::move(item).get(field)) return fail(at, code);
+      std::string_view key;
+      if (auto code = read_key(field, key)) return fail(at, code);
+      if (!on(key, field.value())) return false;
+    }
+    return true;
+  }
 
   // Calls on(index, value, value_at) for each non-null field whose key is in `table`, in
   // document order; skips the others. A key of the table seen twice is an error.
   template <size_t N, typename On>
   bool fields(od::object object, const KeyTable<N>& table, const Loc& at, On&& on) {
     uint64_t seen = 0;
-    for (auto item : object) {
-      od::field field;
-      if (auto code = std::move(item).get(field)) return fail(at, code);
-      std::string_view key;
-      if (auto code = read_key(field, key)) return fail(at, code);
+    return each_field(object, at, [&](std::string_view key, od::value& value) {
       const int index = table.find(key);
-      if (index < 0) continue;
+      if (index < 0) return true;
       const uint64_t bit = uint64_t{1} << index;
       if (seen & bit) return duplicate(at, key);
       seen |= bit;
-      od::value value = field.value();
       const Loc value_at = at.child(table.names[static_cast<size_t>(index)]);
       bool null = false;
       if (!is_null(value, value_at, null)) return false;
-      if (!null && !on(index, value, value_at)) return false;
-    }
-    return true;
+      return null || on(index, value, value_at);
+    });
   }
 
   // Every field of a map (null values skipped), in document order: on(key, value, value_at).
@@ -89,18 +97,12 @@ class Reader {
   bool map_fields(od::value& v, const Loc& at, On&& on) {
     od::object object;
     if (!as_object(v, object, at)) return false;
-    for (auto item : object) {
-      od::field field;
-      if (auto code = std::move(item).get(field)) return fail(at, code);
-      std::string_view key;
-      if (auto code = read_key(field, key)) return fail(at, code);
-      od::value value = field.value();
+    return each_field(object, at, [&](std::string_view key, od::value& value) {
       const Loc value_at = at.map_key(key);
       bool null = false;
       if (!is_null(value, value_at, null)) return false;
-      if (!null && !on(key, value, value_at)) return false;
-    }
-    return true;
+      return null || on(key, value, value_at);
+    });
   }
 
   // Calls each(item, item_at, index) for every entry of a list; stops at the first false.
@@ -149,7 +151,7 @@ class Reader {
     if (first_char(v) != 'n') return true;
     // The atom is checked: "nul" or "nullx" is not null.
     if (auto code = v.is_null().get(null)) return fail(at, code);
-    return null || fail(at, "invalid JSON: not a valid value");
+    return null || fail_invalid(at, "not a valid value");
   }
   GPU_ADMISSION_ALWAYS_INLINE bool as_object(od::value& v, od::object& out, const Loc& at) {
     if (first_char(v) != '{') return fail(at, "must be an object");

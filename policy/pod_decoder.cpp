@@ -396,10 +396,6 @@ std::optional<DecodeError> decode_fields(od::object object, WorkloadKind kind, P
   return std::nullopt;
 }
 
-std::optional<DecodeError> invalid_json(simdjson::error_code code) {
-  return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
-}
-
 // A whole document holding one object of `kind`.
 std::optional<DecodeError> decode_object(od::document& doc, WorkloadKind kind, PodView& pod) {
   od::object object;
@@ -408,7 +404,7 @@ std::optional<DecodeError> decode_object(od::document& doc, WorkloadKind kind, P
   if (type != od::json_type::object) return not_an_object();
   if (auto code = doc.get_object().get(object)) return invalid_json(code);
   if (auto error = decode_fields(object, kind, pod)) return error;
-  if (!doc.current_location().error()) return DecodeError{"", "invalid JSON: content after the object"};
+  if (!doc.current_location().error()) return invalid_json("content after the object");
   return std::nullopt;
 }
 
@@ -436,7 +432,7 @@ std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, W
   pod.workload = kind;
   od::document doc;
   if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc))
-    return DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
+    return invalid_json(code);
   return decode_object(doc, kind, pod);
 }
 
@@ -523,7 +519,7 @@ std::optional<DecodeError> decode_pod_template(const ObjectIdentity& identity, s
   const std::string_view shown = field_prefix.empty() ? field_prefix : field_prefix.substr(0, field_prefix.size() - 1);
   od::document doc;
   if (auto code = json::iterate(document.parser, template_json, padded, document.copy).get(doc))
-    return DecodeError{std::string(shown), std::string("invalid JSON: ") + simdjson::error_message(code)};
+    return invalid_json(code, std::string(shown));
   od::object object;
   od::json_type type;
   if (doc.type().get(type) || type != od::json_type::object || doc.get_object().get(object))

@@ -19,7 +19,12 @@ namespace gpu_admission::policy {
 struct DecodeError {
   std::string field;    // e.g. spec.containers[0].securityContext.privileged
   std::string message;  // e.g. must be a boolean
+  bool invalid_json = false;  // the text is not JSON (else: JSON of the wrong shape, or ambiguous)
 };
+
+// "invalid JSON: <what>" at `field`, flagged as such.
+DecodeError invalid_json(std::string_view what, std::string field = {});
+DecodeError invalid_json(simdjson::error_code code, std::string field = {});
 
 // What a decoded PodView points into: the parser (its strings) and, for text that came without
 // padding, a padded copy. Reuse one per thread and per role (object, old object).

@@ -100,7 +100,10 @@ class EnvelopeReader : public policy::json::Reader {
       decoded = AdmissionRequest::Decoded::Yes;
       return true;
     }
-    if (error->message.rfind("invalid JSON", 0) == 0) return fail(at.child(error->field), error->message);
+    if (error->invalid_json) {
+      this->error = std::move(error);
+      return false;
+    }
     decoded = AdmissionRequest::Decoded::Failed;
     if (&decoded == &request_.object_decoded) request_.object_error = std::move(error);
     return true;
@@ -114,7 +117,7 @@ class EnvelopeReader : public policy::json::Reader {
 };
 
 std::optional<RequestError> envelope_error(const policy::DecodeError& error) {
-  if (error.message.rfind("invalid JSON", 0) == 0) return RequestError{400, error.message};
+  if (error.invalid_json) return RequestError{400, error.message};
   return RequestError{400, "ambiguous JSON: " + (error.field.empty() ? std::string() : error.field + ": ") +
                                error.message};
 }
@@ -125,13 +128,13 @@ std::optional<RequestError> ReviewReader::read(std::string_view body, AdmissionR
   request = AdmissionRequest{};
   od::document doc;
   if (auto code = policy::json::iterate(parser_, body, false, padded_).get(doc))
-    return RequestError{400, std::string("invalid JSON: ") + simdjson::error_message(code)};
+    return RequestError{400, policy::invalid_json(code).message};
   od::json_type type;
-  if (auto code = doc.type().get(type)) return RequestError{400, std::string("invalid JSON: ") + simdjson::error_message(code)};
+  if (auto code = doc.type().get(type)) return RequestError{400, policy::invalid_json(code).message};
   od::object review;
   if (type != od::json_type::object) return RequestError{400, "body is not a JSON object"};
   if (auto code = doc.get_object().get(review))
-    return RequestError{400, std::string("invalid JSON: ") + simdjson::error_message(code)};
+    return RequestError{400, policy::invalid_json(code).message};
   EnvelopeReader reader(request, eager);
   std::string_view api_version, kind;
   const bool read = reader.fields(review, kReviewKeys, Loc{}, [&](int key, od::value& value, const Loc& at) {
@@ -141,7 +144,7 @@ std::optional<RequestError> ReviewReader::read(std::string_view body, AdmissionR
   });
   if (!read) return envelope_error(*reader.error);
   if (!doc.current_location().error())
-    return RequestError{400, "invalid JSON: content after the AdmissionReview"};
+    return RequestError{400, policy::invalid_json("content after the AdmissionReview").message};
   if (kind != "AdmissionReview") return RequestError{400, "body is not an AdmissionReview (kind is \"" + std::string(kind) + "\")"};
   if (api_version != "admission.k8s.io/v1")
     return RequestError{400, "unsupported AdmissionReview apiVersion \"" + std::string(api_version) +

@@ -56,7 +56,7 @@ namespace {
 std::optional<policy::DecodeError> parse_dom(simdjson::dom::parser& parser, std::string_view text,
                                              simdjson::dom::element& root) {
   if (auto code = parser.parse(text.data(), text.size(), false).get(root))
-    return policy::DecodeError{"", std::string("invalid JSON: ") + simdjson::error_message(code)};
+    return policy::invalid_json(code);
   return policy::find_duplicate_keys(root);
 }
 

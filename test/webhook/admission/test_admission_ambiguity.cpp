@@ -78,7 +78,7 @@ TEST_CASE("keys are compared unescaped, as the API server's decoder reads them",
 TEST_CASE("a key read twice in the envelope is a 400: the request cannot be trusted", "[admission][ambiguity]") {
   Fixture f;
   const std::string body = review(gpu_pod()).dump();
-  for (const std::string text : {R"("operation":"DELETE",)", R"("namespace":"kube-system",)", R"("object":{},)",
+  for (const char* text : {R"("operation":"DELETE",)", R"("namespace":"kube-system",)", R"("object":{},)",
                                  R"("userInfo":{"username":"system:admin"},)"}) {
     INFO(text);
     webhook::HttpReply reply = f.service.handle(webhook::Endpoint::Validate, insert_after(body, "\"request\":{", text));
@@ -106,7 +106,7 @@ TEST_CASE("keys that are not read may repeat", "[admission][ambiguity]") {
 TEST_CASE("content after the review, or a truncated one, is invalid JSON", "[admission][ambiguity]") {
   Fixture f;
   const std::string body = review(gpu_pod()).dump();
-  for (const std::string bad : {body + "{}", body + " x", body.substr(0, body.size() - 1),
+  for (const std::string& bad : {body + "{}", body + " x", body.substr(0, body.size() - 1),
                                 body.substr(0, body.size() / 2)}) {
     webhook::HttpReply reply = f.service.handle(webhook::Endpoint::Validate, bad);
     INFO(bad.substr(bad.size() > 40 ? bad.size() - 40 : 0));
@@ -118,7 +118,7 @@ TEST_CASE("content after the review, or a truncated one, is invalid JSON", "[adm
 TEST_CASE("malformed JSON inside the object is refused, never skipped", "[admission][ambiguity]") {
   Fixture f;
   const std::string body = review(gpu_pod()).dump();
-  for (const std::string text : {R"(,"securityContext":{"privileged":tru})", R"(,"securityContext":{"privileged":nul})",
+  for (const char* text : {R"(,"securityContext":{"privileged":tru})", R"(,"securityContext":{"privileged":nul})",
                                  R"(,"resources":{"limits":{"nvidia.com/gpu":1e999999}})"}) {
     INFO(text);
     std::string bad = insert_after(body, "\"name\":\"main\"", text);
