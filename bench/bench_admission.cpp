@@ -69,6 +69,21 @@ const std::string& validate_body(Review r) {
   return r == Review::TrainingPod ? pod : r == Review::LargePod ? large : body(r);
 }
 
+// Times `input` through `service` after a warm-up of the per-thread scratch (so steady-state
+// allocations are counted), with the allocations per review and its size as counters.
+void measure(benchmark::State& state, const webhook::AdmissionService& service, webhook::Endpoint endpoint,
+             const std::string& input) {
+  for (int i = 0; i < 3; ++i) benchmark::DoNotOptimize(service.handle(endpoint, input));
+  const uint64_t before = g_allocations.load();
+  for (auto _ : state) {
+    webhook::HttpReply reply = service.handle(endpoint, input);
+    benchmark::DoNotOptimize(reply.body.data());
+  }
+  state.counters["allocs_per_review"] =
+      benchmark::Counter(static_cast<double>(g_allocations.load() - before) / state.iterations());
+  state.counters["review_bytes"] = static_cast<double>(input.size());
+}
+
 void run(benchmark::State& state, webhook::Endpoint endpoint, Review review, PolicyKind policy) {
   webhook::AdmissionService service(holder(policy), nullptr, nullptr);
   const std::string& input = endpoint == webhook::Endpoint::Validate ? validate_body(review) : body(review);
@@ -76,16 +91,7 @@ void run(benchmark::State& state, webhook::Endpoint endpoint, Review review, Pol
     state.SkipWithError("policy failed to load");
     return;
   }
-  // Warm up the per-thread scratch so steady-state allocations are measured.
-  for (int i = 0; i < 3; ++i) benchmark::DoNotOptimize(service.handle(endpoint, input));
-  uint64_t before = g_allocations.load();
-  for (auto _ : state) {
-    webhook::HttpReply reply = service.handle(endpoint, input);
-    benchmark::DoNotOptimize(reply.body.data());
-  }
-  uint64_t allocations = g_allocations.load() - before;
-  state.counters["allocs_per_review"] = benchmark::Counter(static_cast<double>(allocations) / state.iterations());
-  state.counters["review_bytes"] = static_cast<double>(input.size());
+  measure(state, service, endpoint, input);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * input.size()));
 }
 
@@ -114,15 +120,7 @@ void BM_Validate_TrainingPod_TwoClaims(benchmark::State& state) {
   static TwoClaims input;
   webhook::AdmissionService service(holder(PolicyKind::Default), nullptr, nullptr);
   service.set_claim_resolver(&input.claims);
-  for (int i = 0; i < 3; ++i) benchmark::DoNotOptimize(service.handle(webhook::Endpoint::Validate, input.review));
-  uint64_t before = g_allocations.load();
-  for (auto _ : state) {
-    webhook::HttpReply reply = service.handle(webhook::Endpoint::Validate, input.review);
-    benchmark::DoNotOptimize(reply.body.data());
-  }
-  state.counters["allocs_per_review"] =
-      benchmark::Counter(static_cast<double>(g_allocations.load() - before) / state.iterations());
-  state.counters["review_bytes"] = static_cast<double>(input.review.size());
+  measure(state, service, webhook::Endpoint::Validate, input.review);
 }
 
 // Cluster state (issue 16, what `bench/load.sh` sends with CLUSTER=1): (f) a GPU pod of tenant
@@ -162,15 +160,7 @@ void run_with(benchmark::State& state, webhook::Endpoint endpoint, const std::st
     state.SkipWithError(("unexpected answer: " + first.substr(0, 300)).c_str());
     return;
   }
-  for (int i = 0; i < 3; ++i) benchmark::DoNotOptimize(service.handle(endpoint, input));
-  uint64_t before = g_allocations.load();
-  for (auto _ : state) {
-    webhook::HttpReply reply = service.handle(endpoint, input);
-    benchmark::DoNotOptimize(reply.body.data());
-  }
-  state.counters["allocs_per_review"] =
-      benchmark::Counter(static_cast<double>(g_allocations.load() - before) / state.iterations());
-  state.counters["review_bytes"] = static_cast<double>(input.size());
+  measure(state, service, endpoint, input);
 }
 
 void BM_Validate_DraPod_TwoClusterClaims(benchmark::State& s) {
