@@ -21,6 +21,9 @@
 #include <vector>
 
 #include <simdjson.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 
 #include "policy/field_loc.h"
 #include "policy/pod_decoder.h"  // DecodeError
@@ -31,6 +34,25 @@
 namespace gpu_admission::policy::json {
 
 namespace od = simdjson::ondemand;
+
+// The first '"' or '\\' at or after `p`, inside a string of a document iterated by simdjson:
+// its closing quote is before the document's end (iterate refuses unclosed strings) and
+// SIMDJSON_PADDING readable bytes follow the document, so reading 32 bytes at a time is safe.
+GPU_ADMISSION_ALWAYS_INLINE const char* quote_or_backslash(const char* p) {
+#ifdef __AVX2__
+  const __m256i quote = _mm256_set1_epi8('"');
+  const __m256i backslash = _mm256_set1_epi8('\\');
+  for (;; p += 32) {
+    const __m256i block = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const auto hits = static_cast<uint32_t>(_mm256_movemask_epi8(
+        _mm256_or_si256(_mm256_cmpeq_epi8(block, quote), _mm256_cmpeq_epi8(block, backslash))));
+    if (hits) return p + __builtin_ctz(hits);
+  }
+#else
+  while (*p != '"' && *p != '\\') ++p;
+  return p;
+#endif
+}
 
 // The keys an object is read for; a key's index is its position. At most 64 keys.
 template <size_t N>
@@ -137,8 +159,7 @@ class Reader {
   // unescaped into the parser.
   GPU_ADMISSION_ALWAYS_INLINE static simdjson::error_code read_key(od::field& field, std::string_view& key) {
     const char* raw = field.key().raw();
-    const char* end = raw;
-    while (*end != '"' && *end != '\\') ++end;
+    const char* end = quote_or_backslash(raw);
     if (*end == '"') {
       key = std::string_view(raw, static_cast<size_t>(end - raw));
       return simdjson::SUCCESS;
@@ -168,8 +189,7 @@ class Reader {
     if (token[0] != '"') return fail(at, "must be a string");
     // Without an escape the string is its bytes (stage 1 checked them as UTF-8): a view of the
     // input. With one, simdjson unescapes it into the parser.
-    const char* end = token.data() + 1;
-    while (*end != '"' && *end != '\\') ++end;
+    const char* end = quote_or_backslash(token.data() + 1);
     if (*end == '"') {
       out = std::string_view(token.data() + 1, static_cast<size_t>(end - token.data() - 1));
       return true;
