@@ -64,10 +64,13 @@ void add_audit_annotation(AdmissionResponse& response, const policy::Finding& f)
 
 }  // namespace
 
+static_assert(AdmissionService::kBodyPadding >= simdjson::SIMDJSON_PADDING);
+
 // One request on its way through the phases: what was read, and what is said back.
 struct AdmissionService::Exchange {
   Endpoint endpoint = Endpoint::Validate;
   std::string_view body;
+  bool body_padded = false;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::string_view operation = "UNKNOWN", kind_name = "Unknown";
   AdmissionRequest request;
@@ -75,10 +78,11 @@ struct AdmissionService::Exchange {
   Decision* decision = nullptr;
 };
 
-HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body) const noexcept {
+HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body, bool padded) const noexcept {
   Exchange x;
   x.endpoint = endpoint;
   x.body = body;
+  x.body_padded = padded;
   try {
     return serve(x);
   } catch (const std::exception& e) {
@@ -128,7 +132,7 @@ HttpReply AdmissionService::serve(Exchange& x) const {
 std::optional<HttpReply> AdmissionService::read(Exchange& x) const {
   Scratch& s = scratch();
   std::optional<HttpReply> refused;
-  if (auto bad = s.reader.read(x.body, x.request, EagerViews{&s.review.pod, &s.review.old_pod})) refused = http_error(bad->http_status, bad->message);
+  if (auto bad = s.reader.read(x.body, x.request, EagerViews{&s.review.pod, &s.review.old_pod}, x.body_padded)) refused = http_error(bad->http_status, bad->message);
   if (refused) {
     if (metrics_) metrics_->count_http_error(refused->status);
     count_request(x, "error");

@@ -32,8 +32,10 @@ class AdmissionService {
   AdmissionService(const PolicyHolder& policies, Metrics* metrics, Logger* logger)
       : policies_(policies), metrics_(metrics), logger_(logger) {}
 
-  // `body` is the raw request body (already size-checked and of JSON content type).
-  HttpReply handle(Endpoint endpoint, std::string_view body) const noexcept;
+  // `body` is the raw request body (already size-checked and of JSON content type). `padded`:
+  // kBodyPadding readable bytes follow it, so it is decoded where it lies instead of copied.
+  HttpReply handle(Endpoint endpoint, std::string_view body, bool padded = false) const noexcept;
+  static constexpr size_t kBodyPadding = 64;  // simdjson::SIMDJSON_PADDING (checked where decoded)
 
   // For tests: called after decoding and before evaluation, so a test can make evaluation throw
   // and check that the service fails closed. Set before serving; not synchronized.

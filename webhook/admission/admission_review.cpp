@@ -124,10 +124,11 @@ std::optional<RequestError> envelope_error(const policy::DecodeError& error) {
 
 }  // namespace
 
-std::optional<RequestError> ReviewReader::read(std::string_view body, AdmissionRequest& request, EagerViews eager) {
+std::optional<RequestError> ReviewReader::read(std::string_view body, AdmissionRequest& request, EagerViews eager,
+                                               bool padded) {
   request = AdmissionRequest{};
   od::document doc;
-  if (auto code = policy::json::iterate(parser_, body, false, padded_).get(doc))
+  if (auto code = policy::json::iterate(parser_, body, padded, padded_).get(doc))
     return RequestError{400, policy::invalid_json(code).message};
   od::json_type type;
   if (auto code = doc.type().get(type)) return RequestError{400, policy::invalid_json(code).message};

@@ -27,7 +27,8 @@ struct AdmissionRequest {
   bool has_object = false;
   bool has_old_object = false;
   // request.object and request.oldObject as JSON text, followed by simdjson::SIMDJSON_PADDING
-  // readable bytes (inside the ReviewReader's copy of the body), decoded by the decision phase.
+  // readable bytes (inside the body, or the ReviewReader's copy of it), decoded by the decision
+  // phase.
   std::string_view object;
   std::string_view old_object;
   // Pods and built-in workloads are decoded in the envelope's pass when their kind comes first
@@ -56,7 +57,10 @@ class ReviewReader {
   // Decodes the envelope of `body` into `request` (cleared first): a 400 for a body that is not
   // JSON, is ambiguous (a key read twice: json_reader.h) or is not an AdmissionReview. On error,
   // `uid` may still have been filled. The objects are kept as text, decoded later.
-  std::optional<RequestError> read(std::string_view body, AdmissionRequest& request, EagerViews eager = {});
+  // `padded`: SIMDJSON_PADDING readable bytes follow `body`, which is then read where it lies
+  // (and must stay there while `request` is used) instead of copied.
+  std::optional<RequestError> read(std::string_view body, AdmissionRequest& request, EagerViews eager = {},
+                                   bool padded = false);
 
  private:
   simdjson::ondemand::parser parser_;

@@ -12,6 +12,7 @@
 // and generation), so an event for a connection closed meanwhile finds nothing.
 #pragma once
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include <httplib.h>
@@ -27,6 +28,12 @@
 #include "webhook/server/request_framing.h"
 
 namespace gpu_admission::webhook::detail {
+
+// Empties OpenSSL's per-thread error queue around each call, so SSL_get_error judges that call
+// alone. The queue is nearly always empty already, and peeking at it costs less than clearing.
+inline void clear_tls_errors() {
+  if (ERR_peek_error() != 0) ERR_clear_error();
+}
 
 using Clock = std::chrono::steady_clock;
 

@@ -301,10 +301,10 @@ void ConnectionEngine::close_connection(Connection& connection, bool graceful) {
   if (!connection.tls_established) loop.handshaking.fetch_sub(1, std::memory_order_relaxed);
   const ConnectionPtr keep = loop.slots[connection.slot].connection;  // alive until the end here
   if (connection.ssl != nullptr && graceful && connection.tls_established) {
-    ERR_clear_error();
+    clear_tls_errors();
     SSL_shutdown(connection.ssl);  // best effort close_notify; never waits
   }
-  ERR_clear_error();
+  clear_tls_errors();
   if (connection.fd >= 0) epoll_control(loop, EPOLL_CTL_DEL, connection.fd, 0, 0);
   close_fd(connection.fd);
   connection.input.clear();

@@ -55,7 +55,7 @@ void ConnectionEngine::serve_turn(const ConnectionPtr& connection, int answered)
 
 // One step of the TLS handshake; true once it is established.
 bool ConnectionEngine::continue_handshake(Connection& c) {
-  ERR_clear_error();
+  clear_tls_errors();
   const int done = SSL_do_handshake(c.ssl);
   if (done == 1) {
     c.tls_established = true;
@@ -63,7 +63,7 @@ bool ConnectionEngine::continue_handshake(Connection& c) {
     return true;
   }
   const int reason = SSL_get_error(c.ssl, done);
-  ERR_clear_error();
+  clear_tls_errors();
   const auto deadline = c.accepted_at + config_.read_timeout;
   if (reason == SSL_ERROR_WANT_READ) await_input(c, deadline);
   else if (reason == SSL_ERROR_WANT_WRITE) wait_for_client(c, deadline);
@@ -215,7 +215,7 @@ ConnectionEngine::ReadResult ConnectionEngine::read_request(Connection& connecti
 // WouldBlock, Eof, Error. Notes what it learns about the socket's contents.
 ConnectionEngine::ReadResult ConnectionEngine::read_some(Connection& connection, char* chunk, size_t want, size_t& n) {
   if (connection.ssl != nullptr) {
-    ERR_clear_error();
+    clear_tls_errors();
     connection.tls_wants_write = false;
     const int got = SSL_read(connection.ssl, chunk, static_cast<int>(want));  // notes via note_bio_read
     if (got > 0) {
@@ -224,7 +224,7 @@ ConnectionEngine::ReadResult ConnectionEngine::read_some(Connection& connection,
     }
     const int reason = SSL_get_error(connection.ssl, got);
     const int saved_errno = errno;
-    ERR_clear_error();
+    clear_tls_errors();
     if (reason == SSL_ERROR_WANT_READ) return ReadResult::WouldBlock;
     if (reason == SSL_ERROR_WANT_WRITE) {
       connection.tls_wants_write = true;  // the write hit EAGAIN: an edge comes when it can go on
@@ -264,14 +264,14 @@ ConnectionEngine::Flush ConnectionEngine::flush_output(Connection& connection) {
     const char* data = connection.output.data() + connection.output_sent;
     const size_t size = connection.output.size() - connection.output_sent;
     if (connection.ssl != nullptr) {
-      ERR_clear_error();
+      clear_tls_errors();
       const int n = SSL_write(connection.ssl, data, static_cast<int>(std::min<size_t>(size, 1 << 30)));
       if (n > 0) {
         connection.output_sent += static_cast<size_t>(n);
         continue;
       }
       const int reason = SSL_get_error(connection.ssl, n);
-      ERR_clear_error();
+      clear_tls_errors();
       if (reason == SSL_ERROR_WANT_WRITE) return Flush::WantWrite;
       if (reason == SSL_ERROR_WANT_READ) return Flush::WantRead;
       return Flush::Failed;
@@ -296,6 +296,8 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
     return AfterAnswer::Close;
   }
   const bool too_large = frame.state == RequestFrame::State::TooLarge;
+  if (!too_large && connection.input.capacity() < frame.total_bytes + DirectRequest::kBodyPadding)
+    connection.input.reserve(frame.total_bytes + DirectRequest::kBodyPadding);
   std::string_view request = connection.input;
   if (!too_large) request = request.substr(0, frame.total_bytes);
 
@@ -336,9 +338,9 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
 
 void ConnectionEngine::start_lingering(Connection& c) {
   if (c.ssl != nullptr && c.tls_established) {
-    ERR_clear_error();
+    clear_tls_errors();
     SSL_shutdown(c.ssl);  // close_notify after the response
-    ERR_clear_error();
+    clear_tls_errors();
   }
   ::shutdown(c.fd, SHUT_WR);
   c.lingering = true;

@@ -20,6 +20,9 @@ std::string_view reason_phrase(int status);
 // one Connection header of "close" or "keep-alive", over HTTP/1.1: the shape of every request
 // the API server sends. Anything else is parsed by httplib.
 struct DirectRequest {
+  // The body is followed by at least this many readable bytes in the connection's buffer, so a
+  // decoder that reads ahead (simdjson) can read it where it lies.
+  static constexpr size_t kBodyPadding = 64;
   std::string_view path;  // the target without its query ("?timeout=10s")
   std::string_view content_type;
   std::string_view body;

@@ -241,7 +241,7 @@ ConnectionEngine::ConnectionPtr ConnectionEngine::new_connection(int fd, const s
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0)
     describe_address(local, connection->local_ip, connection->local_port);
   if (config_.tls != nullptr) {
-    ERR_clear_error();
+    clear_tls_errors();
     connection->ssl = SSL_new(config_.tls);
     if (connection->ssl == nullptr || SSL_set_fd(connection->ssl, fd) != 1) {
       log_throttled(LogLevel::Error, "cannot create a TLS session", {{"error", openssl_errors()}}, last_error_log_);

@@ -116,7 +116,8 @@ bool HttpsServer::Impl::answer_directly(const DirectRequest& request, std::strin
   else if (request.path == "/mutate") endpoint = Endpoint::Mutate;
   else return false;
   if (!is_json_content_type(request.content_type)) return false;
-  const HttpReply reply = admission.handle(endpoint, request.body);
+  static_assert(DirectRequest::kBodyPadding >= AdmissionService::kBodyPadding);
+  const HttpReply reply = admission.handle(endpoint, request.body, true);
   write_http_response(reply.status, reply.content_type, reply.body, request.close, options.idle_timeout, response);
   if (logger != nullptr && logger->enabled(LogLevel::Debug))
     log_request("POST", request.path, reply.status,
