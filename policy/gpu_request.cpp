@@ -84,7 +84,7 @@ std::string gpu_sources_text(const GpuRequest& gpu) {
   std::string out;
   auto add = [&](std::string part) { out += (out.empty() ? "" : " + ") + part; };
   if (gpu.resource_slices > 0) {
-    std::string what = gpu.resources.size() == 1 ? std::string(gpu.resources.front()) : "through resources";
+    std::string what = gpu.several_resources ? "through resources" : std::string(gpu.first_resource);
     add(gpus_text(gpu.resource_slices, gpu.slices_per_gpu) + " " + what);
   }
   for (const auto& e : gpu.claims.entries) {
@@ -116,8 +116,8 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
         problems->push_back({&c, in_limits, &q, value.status});
       if (value.nonzero()) {
         out.asks_for_gpu = true;
-        if (std::find(out.resources.begin(), out.resources.end(), q.name) == out.resources.end())
-          out.resources.push_back(q.name);
+        if (out.first_resource.empty()) out.first_resource = q.name;
+        else if (q.name != out.first_resource) out.several_resources = true;
       }
       const int64_t units = units_of(value);
       if (units > already) total = sat_add(total, sat_mul(units - already, per_unit));

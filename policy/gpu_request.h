@@ -31,7 +31,8 @@ struct GpuRequest {
   int64_t resource_slices = 0; // through extended resources (nvidia.com/gpu, MIG, shared)
   int slices_per_gpu = 7;      // of the pool's model; 7 without a pool
   bool asks_for_gpu = false;   // some non-ephemeral container has a GPU quantity that is not exactly 0
-  std::vector<std::string_view> resources;  // GPU resource names asked for (distinct, in order)
+  std::string_view first_resource;  // the first GPU resource name asked for
+  bool several_resources = false;   // and another one too
   PodClaims claims;            // DRA: spec.resourceClaims resolved and counted
   bool gpu_pod() const { return slices > 0 || asks_for_gpu || claims.gpu; }
 };

@@ -9,15 +9,16 @@
 // pod that names several pools is reported by tenant-pool and judged in the first (policy order).
 #pragma once
 
-#include <vector>
-
 #include "policy/compiled_policy.h"
+#include "policy/inline_list.h"
 #include "policy/pod_view.h"
 
 namespace gpu_admission::policy {
 
+using NamedPools = InlineList<const Pool*, 4>;
+
 struct PoolResolution {
-  std::vector<const Pool*> named;  // pools the pod names, in policy order
+  NamedPools named;                // pools the pod names, in policy order
   const Pool* pool = nullptr;      // the pool the rules judge it in: the pinned one, or the first of several
   bool pinned = false;             // pinned to `pool`, or naming several (which tenant-pool reports)
 };

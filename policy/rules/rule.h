@@ -12,6 +12,7 @@
 #include "policy/decision.h"
 #include "policy/gpu_request.h"
 #include "policy/pod_view.h"
+#include "policy/pool_resolution.h"
 
 namespace gpu_admission::policy {
 
@@ -25,7 +26,7 @@ struct RuleContext {
   const Pool* pool;                     // nullptr: no pool
   bool pinned;                          // the pod (as judged) can only be scheduled in `pool`
   const PodView* old_pod;               // UPDATE: the object before the change; else nullptr
-  const std::vector<const Pool*>& named_pools;  // pools the pod names itself (0, 1 or more)
+  const NamedPools& named_pools;  // pools the pod names itself (0, 1 or more)
   const GpuRequest& gpu;
   const std::vector<QuantityProblem>& quantity_problems;
 
