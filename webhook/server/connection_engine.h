@@ -138,6 +138,10 @@ class ConnectionEngine {
     std::vector<uint64_t> ready;  // slot handles with work left, served next turn in order
     std::vector<uint64_t> serving;  // this turn's share of `ready`
     uint64_t turn = 0;
+    // When this turn began: deadlines set on the loop's thread during the turn count from it (at
+    // most one turn early), instead of reading the clock for each.
+    Clock::time_point now{};
+    std::thread::id owner;  // the loop's thread, set as it starts (before it accepts anything)
     Clock::time_point next_sweep{};
     Clock::time_point stop_deadline = Clock::time_point::max();
     bool exit = false;
@@ -171,6 +175,8 @@ class ConnectionEngine {
   void serve_ready(EventLoop& loop);
   void take_queued(EventLoop& loop);
   void housekeeping(EventLoop& loop);
+  // The turn's time on `connection`'s loop thread; the clock's on a worker.
+  Clock::time_point turn_now(const Connection& connection) const;
   void accept_connections(EventLoop& loop);
   void adopt(EventLoop& loop, int fd, const sockaddr_storage& peer);
   ConnectionPtr new_connection(int fd, const sockaddr_storage& peer);

@@ -99,13 +99,13 @@ bool ConnectionEngine::finish_output(Connection& c, int answered) {
     // More may be here (pipelined, or read ahead by OpenSSL) and no edge would announce it:
     // the connection goes to the back of the ready list, so a client pipelining without end
     // gets one request per turn like everyone else.
-    make_ready(c, Clock::now() + config_.read_timeout);
+    make_ready(c, turn_now(c) + config_.read_timeout);
     return false;
   }
   // The usual end of a round trip: nothing buffered, and the socket known to be empty. No
   // read(2) to find that out; the next request raises an edge.
   if (draining_) close_connection(c, true);
-  else wait_for_client(c, Clock::now() + config_.idle_timeout);
+  else wait_for_client(c, turn_now(c) + config_.idle_timeout);
   return false;
 }
 
@@ -162,7 +162,7 @@ bool ConnectionEngine::respond(Connection& c, const RequestFrame& frame, bool pe
   const AfterAnswer after = answer(c, frame, peer_finished);
   if (after == AfterAnswer::Abort) return false;
   c.output_sent = 0;
-  c.output_deadline = Clock::now() + config_.write_timeout;
+  c.output_deadline = turn_now(c) + config_.write_timeout;
   if (frame.state != RequestFrame::State::Complete && !peer_finished) {
     // The client may still be sending the body we refused: linger so it reads the answer.
     c.after_output = AfterOutput::Linger;
@@ -175,7 +175,7 @@ bool ConnectionEngine::respond(Connection& c, const RequestFrame& frame, bool pe
     account_input(c);
     c.framer.reset();
     c.continue_sent = false;
-    if (!c.input.empty()) c.request_started_at = Clock::now();
+    if (!c.input.empty()) c.request_started_at = turn_now(c);
   }
   return true;
 }
@@ -198,7 +198,7 @@ ConnectionEngine::ReadResult ConnectionEngine::read_request(Connection& connecti
     size_t n = 0;
     result = read_some(connection, chunk, want, n);
     if (result != ReadResult::Data) break;
-    if (connection.input.empty()) connection.request_started_at = Clock::now();
+    if (connection.input.empty()) connection.request_started_at = turn_now(connection);
     connection.input.append(chunk, n);
     frame = connection.framer.scan(connection.input);
     if (frame.state != RequestFrame::State::Incomplete) {

@@ -44,6 +44,7 @@ long note_bio_read(BIO* bio, int operation, const char*, size_t length, int, lon
 void ConnectionEngine::loop_main(EventLoop& loop) {
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
+  loop.owner = std::this_thread::get_id();
   while (!loop.exit) {
     try {
       const int count = ::epoll_wait(loop.epoll_fd, events, kMaxEvents, wait_timeout(loop));
@@ -54,6 +55,7 @@ void ConnectionEngine::loop_main(EventLoop& loop) {
       // This turn serves what was ready before it, after the connections with events; whatever
       // becomes ready meanwhile waits for the next turn.
       ++loop.turn;
+      loop.now = Clock::now();
       loop.serving.clear();
       loop.serving.swap(loop.ready);
       for (const uint64_t handle : loop.serving)
@@ -105,6 +107,11 @@ void ConnectionEngine::on_event(EventLoop& loop, const epoll_event& event) {
   serve_slot(loop, *slot, 0);
 }
 
+Clock::time_point ConnectionEngine::turn_now(const Connection& connection) const {
+  const EventLoop& loop = *loops_[connection.loop];
+  return std::this_thread::get_id() == loop.owner ? loop.now : Clock::now();
+}
+
 // One turn of the connection in `slot` (once per loop turn; see serve_ready).
 void ConnectionEngine::serve_slot(EventLoop& loop, Slot& slot, int answered) {
   slot.turn = loop.turn;
@@ -152,6 +159,7 @@ void ConnectionEngine::take_queued(EventLoop& loop) {
 // Timers, the listener's state and shutdown, for this loop.
 void ConnectionEngine::housekeeping(EventLoop& loop) {
   const auto now = Clock::now();
+  loop.now = now;
   if (loop.listening && stop_accepting_requested_) {
     std::lock_guard lock(listeners_mutex_);  // stop_accepting() may be shutting it down
     epoll_control(loop, EPOLL_CTL_DEL, loop.listen_fd, 0, 0);

@@ -117,8 +117,10 @@ bool HttpsServer::Impl::answer_directly(const DirectRequest& request, std::strin
   else return false;
   if (!is_json_content_type(request.content_type)) return false;
   static_assert(DirectRequest::kBodyPadding >= AdmissionService::kBodyPadding);
-  const HttpReply reply = admission.handle(endpoint, request.body, true);
+  thread_local std::string spare;  // the last reply's body, for its capacity
+  HttpReply reply = admission.handle(endpoint, request.body, true, std::move(spare));
   write_http_response(reply.status, reply.content_type, reply.body, request.close, options.idle_timeout, response);
+  if (reply.body.capacity() <= 64 * 1024) spare = std::move(reply.body);
   if (logger != nullptr && logger->enabled(LogLevel::Debug))
     log_request("POST", request.path, reply.status,
                 std::string(request.remote_ip) + ":" + std::to_string(request.remote_port));
