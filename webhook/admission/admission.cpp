@@ -71,6 +71,7 @@ struct AdmissionService::Exchange {
   Endpoint endpoint = Endpoint::Validate;
   std::string_view body;
   bool body_padded = false;
+  std::string spare;  // capacity for the reply's body
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::string_view operation = "UNKNOWN", kind_name = "Unknown";
   AdmissionRequest request;
@@ -78,8 +79,10 @@ struct AdmissionService::Exchange {
   Decision* decision = nullptr;
 };
 
-HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body, bool padded) const noexcept {
+HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body, bool padded,
+                                  std::string spare) const noexcept {
   Exchange x;
+  x.spare = std::move(spare);
   x.endpoint = endpoint;
   x.body = body;
   x.body_padded = padded;
@@ -206,7 +209,8 @@ void AdmissionService::count_request(const Exchange& x, std::string_view decisio
 // Encodes the AdmissionReview response and counts the request under `decision`.
 HttpReply AdmissionService::reply_with(Exchange& x, std::string_view decision) const {
   HttpReply reply;
-  reply.body = encode_admission_response(x.response);
+  reply.body = std::move(x.spare);
+  encode_admission_response(x.response, reply.body);
   count_request(x, decision);
   return reply;
 }

@@ -34,7 +34,10 @@ class AdmissionService {
 
   // `body` is the raw request body (already size-checked and of JSON content type). `padded`:
   // kBodyPadding readable bytes follow it, so it is decoded where it lies instead of copied.
-  HttpReply handle(Endpoint endpoint, std::string_view body, bool padded = false) const noexcept;
+  // `spare`: a string whose capacity the reply's body reuses (a caller answering many requests
+  // hands back the previous reply's body, so that the common reply allocates nothing).
+  HttpReply handle(Endpoint endpoint, std::string_view body, bool padded = false,
+                   std::string spare = {}) const noexcept;
   static constexpr size_t kBodyPadding = 64;  // simdjson::SIMDJSON_PADDING (checked where decoded)
 
   // For tests: called after decoding and before evaluation, so a test can make evaluation throw

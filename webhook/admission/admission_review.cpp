@@ -171,8 +171,14 @@ std::string warning_text(std::string_view message) {
 }
 
 std::string encode_admission_response(const AdmissionResponse& r) {
-  using policy::append_json_string;
   std::string out;
+  encode_admission_response(r, out);
+  return out;
+}
+
+void encode_admission_response(const AdmissionResponse& r, std::string& out) {
+  using policy::append_json_string;
+  out.clear();
   out.reserve(256 + r.message.size() + (r.patch ? r.patch->size() * 96 : 0));
   out += R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
   append_json_string(out, r.uid);
@@ -210,7 +216,6 @@ std::string encode_admission_response(const AdmissionResponse& r) {
     out += '"';
   }
   out += "}}";
-  return out;
 }
 
 }  // namespace gpu_admission::webhook

@@ -79,6 +79,8 @@ struct AdmissionResponse {
 };
 
 std::string encode_admission_response(const AdmissionResponse& response);
+// The same written over `out` (its capacity is reused).
+void encode_admission_response(const AdmissionResponse& response, std::string& out);
 
 // A warning as the API server wants it: one line, under 120 characters, valid UTF-8.
 std::string warning_text(std::string_view message);
