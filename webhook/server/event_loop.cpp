@@ -251,13 +251,18 @@ ConnectionEngine::ConnectionPtr ConnectionEngine::new_connection(int fd, const s
   if (config_.tls != nullptr) {
     clear_tls_errors();
     connection->ssl = SSL_new(config_.tls);
-    if (connection->ssl == nullptr || SSL_set_fd(connection->ssl, fd) != 1) {
+    // Separate socket BIOs for reading and writing (the fd stays the connection's to close), so
+    // that the read callback below is not also run around every write and control call.
+    BIO* read_bio = connection->ssl ? BIO_new_socket(fd, BIO_NOCLOSE) : nullptr;
+    BIO* write_bio = read_bio ? BIO_new_socket(fd, BIO_NOCLOSE) : nullptr;
+    if (write_bio == nullptr) {
+      BIO_free(read_bio);
       log_throttled(LogLevel::Error, "cannot create a TLS session", {{"error", openssl_errors()}}, last_error_log_);
       return nullptr;  // the destructor closes fd
     }
-    BIO* socket_bio = SSL_get_rbio(connection->ssl);
-    BIO_set_callback_arg(socket_bio, reinterpret_cast<char*>(connection.get()));
-    BIO_set_callback_ex(socket_bio, note_bio_read);
+    SSL_set_bio(connection->ssl, read_bio, write_bio);
+    BIO_set_callback_arg(read_bio, reinterpret_cast<char*>(connection.get()));
+    BIO_set_callback_ex(read_bio, note_bio_read);
     SSL_set_accept_state(connection->ssl);
   } else {
     connection->tls_established = true;
