@@ -1,6 +1,8 @@
-// The Kubernetes API client (see kube_client.h). One httplib client per request: list pages,
-// watches and cache-miss lookups are rare next to admissions, and a fresh client cannot inherit
-// a broken connection.
+// The Kubernetes API client (see kube_client.h). GETs (list pages, cache-miss lookups) reuse a
+// few keep-alive clients: a fresh one per request cost ~25 ms of CPU loading the CA store and a
+// TLS handshake each time. A reused client whose connection turns out to be gone (the API
+// server or a load balancer closed it) is dropped and the GET is retried once on a fresh one.
+// Watches use a client of their own each, closed with the watch.
 #include "webhook/cluster/kube_client.h"
 
 #include <httplib.h>
@@ -17,6 +19,7 @@ namespace {
 
 constexpr auto kTokenRefresh = std::chrono::seconds(60);
 constexpr size_t kMaxErrorBody = 64u << 10;
+constexpr size_t kIdleClients = 4;  // kept for GETs; more run at once only with more threads
 
 std::string trim(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
@@ -120,7 +123,8 @@ std::string KubeClient::bearer_token(bool force_reload) const {
 }
 
 std::unique_ptr<httplib::ClientImpl> KubeClient::make_client(std::chrono::milliseconds connect_timeout,
-                                                             std::chrono::milliseconds read_timeout) const {
+                                                             std::chrono::milliseconds read_timeout,
+                                                             bool keep_alive) const {
   std::unique_ptr<httplib::SSLClient> client =
       tls_->client_cert != nullptr
           ? std::make_unique<httplib::SSLClient>(config_.host, config_.port, tls_->client_cert, tls_->client_key)
@@ -134,9 +138,32 @@ std::unique_ptr<httplib::ClientImpl> KubeClient::make_client(std::chrono::millis
   client->set_connection_timeout(connect_timeout);
   client->set_read_timeout(read_timeout);
   client->set_write_timeout(connect_timeout);
-  client->set_keep_alive(false);
+  client->set_keep_alive(keep_alive);
   if (const std::string token = bearer_token(); !token.empty()) client->set_bearer_token_auth(token);
   return client;
+}
+
+std::unique_ptr<httplib::ClientImpl> KubeClient::take_client(std::chrono::milliseconds timeout, bool& reused) const {
+  std::unique_ptr<httplib::ClientImpl> client;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (!idle_clients_.empty()) {
+      client = std::move(idle_clients_.back());
+      idle_clients_.pop_back();
+    }
+  }
+  reused = client != nullptr;
+  if (!client) return make_client(timeout, timeout, true);
+  client->set_connection_timeout(timeout);
+  client->set_read_timeout(timeout);
+  client->set_write_timeout(timeout);
+  if (const std::string token = bearer_token(); !token.empty()) client->set_bearer_token_auth(token);  // may rotate
+  return client;
+}
+
+void KubeClient::keep_client(std::unique_ptr<httplib::ClientImpl> client) const {
+  std::lock_guard lock(idle_mutex_);
+  if (idle_clients_.size() < kIdleClients) idle_clients_.push_back(std::move(client));
 }
 
 HttpResult KubeClient::get(const std::string& path, std::chrono::milliseconds timeout, size_t max_body) const {
@@ -149,9 +176,23 @@ HttpResult KubeClient::get(const std::string& path, std::chrono::milliseconds ti
 }
 
 HttpResult KubeClient::get_once(const std::string& path, std::chrono::milliseconds timeout, size_t max_body) const {
+  const auto started = std::chrono::steady_clock::now();
+  bool reused = false;
+  bool answered = false;
+  HttpResult result = get_with(take_client(timeout, reused), path, timeout, max_body, answered);
+  // A kept connection the server closed meanwhile fails at once, without a response: once more
+  // on a fresh client, within what is left of the deadline (never after a slow failure).
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (reused && !answered && spent < timeout / 2)
+    result = get_with(make_client(timeout - spent, timeout - spent, true), path, timeout - spent, max_body, answered);
+  return result;
+}
+
+HttpResult KubeClient::get_with(std::unique_ptr<httplib::ClientImpl> client, const std::string& path,
+                                std::chrono::milliseconds timeout, size_t max_body, bool& answered) const {
   HttpResult result;
+  answered = false;
   try {
-    auto client = make_client(timeout, timeout);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     bool too_large = false;
     bool late = false;
@@ -166,8 +207,10 @@ HttpResult KubeClient::get_once(const std::string& path, std::chrono::millisecon
     if (too_large) result.error = "response body larger than " + std::to_string(max_body) + " bytes";
     else if (late) result.error = "timed out after " + std::to_string(timeout.count()) + " ms";
     else if (!response) result.error = httplib::to_string(response.error());
+    answered = static_cast<bool>(response) || too_large || late;
     if (response) result.status = response->status;
     if (!result.error.empty()) result.status = 0;
+    if (response && result.error.empty()) keep_client(std::move(client));
   } catch (const std::exception& e) {
     result = {};
     result.error = std::string("request failed: ") + e.what();
@@ -191,7 +234,7 @@ HttpResult KubeClient::stream_once(const std::string& path, std::chrono::millise
                                    StreamCanceller* canceller) const {
   HttpResult result;
   try {
-    auto client = make_client(std::min(idle_timeout, std::chrono::milliseconds(10'000)), idle_timeout);
+    auto client = make_client(std::min(idle_timeout, std::chrono::milliseconds(10'000)), idle_timeout, false);
     if (canceller != nullptr) {
       canceller->attach(client.get());
       if (canceller->cancelled()) {

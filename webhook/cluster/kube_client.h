@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "webhook/cluster/kube_config.h"
 
@@ -67,8 +68,16 @@ class KubeClient {
 
  private:
   std::unique_ptr<httplib::ClientImpl> make_client(std::chrono::milliseconds connect_timeout,
-                                                   std::chrono::milliseconds read_timeout) const;
+                                                   std::chrono::milliseconds read_timeout, bool keep_alive) const;
+  // GETs reuse clients: each keeps its TLS context (the CA store is loaded once, not per
+  // request) and its keep-alive connection. A client goes back to the pool only after a clean
+  // exchange; `reused` says whether the one taken had served before.
+  std::unique_ptr<httplib::ClientImpl> take_client(std::chrono::milliseconds timeout, bool& reused) const;
+  void keep_client(std::unique_ptr<httplib::ClientImpl> client) const;
   HttpResult get_once(const std::string& path, std::chrono::milliseconds timeout, size_t max_body) const;
+  // One GET on `client`; `answered`: a response (or part of one) came back.
+  HttpResult get_with(std::unique_ptr<httplib::ClientImpl> client, const std::string& path,
+                      std::chrono::milliseconds timeout, size_t max_body, bool& answered) const;
   HttpResult stream_once(const std::string& path, std::chrono::milliseconds idle_timeout,
                          const std::function<bool(const char*, size_t)>& on_data, StreamCanceller* canceller) const;
 
@@ -78,6 +87,8 @@ class KubeClient {
   mutable std::mutex token_mutex_;
   mutable std::string token_;
   mutable std::chrono::steady_clock::time_point token_read_{};
+  mutable std::mutex idle_mutex_;
+  mutable std::vector<std::unique_ptr<httplib::ClientImpl>> idle_clients_;
 };
 
 }  // namespace gpu_admission::webhook::cluster

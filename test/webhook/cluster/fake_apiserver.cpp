@@ -230,6 +230,7 @@ void FakeApiServer::route() {
                  counters.gets++;
                  if (const int delay = get_delay_ms.load(); delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
                  std::lock_guard lock(mutex_);
+                 get_ports_.insert(req.remote_port);
                  const auto& objects = objects_[req.matches[2]];
                  const auto it = objects.find(std::string(req.matches[1]) + "/" + std::string(req.matches[3]));
                  if (it == objects.end()) return reply(res, 404, status(404, "NotFound", "not found"));

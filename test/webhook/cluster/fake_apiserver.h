@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,11 @@ class FakeApiServer {
     std::atomic<int> lists{0}, list_pages{0}, watches{0}, gets{0}, unauthorized{0};
   };
   Counters counters;
+  // The client ports single-object GETs came from: one per connection they used.
+  size_t get_connections() const {
+    std::lock_guard lock(mutex_);
+    return get_ports_.size();
+  }
 
  private:
   struct Event {
@@ -98,6 +104,7 @@ class FakeApiServer {
   bool stopping_ = false;
   std::string expire_next_watch_;  // a resource
   std::map<std::string, std::map<std::string, Json>> objects_;  // resource -> ns/name -> object
+  std::set<int> get_ports_;
   std::vector<Event> events_;
 };
 
