@@ -73,6 +73,10 @@ struct Connection {
   int local_port = 0;
   bool closed = false;
   Clock::time_point deadline;  // while it waits for the client: when it times out
+  // The start of its last turn, and whether OpenSSL may hold record buffers for it since (the
+  // sweep frees them once the connection has idled for EngineConfig::tls_buffers_idle).
+  Clock::time_point last_turn;
+  bool holds_tls_buffers = false;
 
   // What the socket may still hold (the connection is in epoll edge-triggered, so a byte that
   // was there at the last event but not read gives no new event). `socket_drained`: the last

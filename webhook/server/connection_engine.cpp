@@ -166,6 +166,7 @@ HttpsServer::Stats ConnectionEngine::stats() const {
   stats.listeners = listeners_;
   for (const auto& loop : loops_) stats.accepted_per_loop.push_back(loop->accepted.load());
   stats.epoll_rearms = epoll_rearms_.load();
+  stats.tls_buffers_released = tls_buffers_released_.load();
   if (pool_) {
     const WorkerPool::Stats pool = pool_->stats();
     stats.worker_threads = pool.threads;

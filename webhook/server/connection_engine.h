@@ -57,6 +57,9 @@ struct EngineConfig {
   std::chrono::milliseconds read_timeout{10'000};
   std::chrono::milliseconds write_timeout{10'000};
   std::chrono::milliseconds idle_timeout{60'000};
+  // A TLS connection idle this long gives back OpenSSL's read and write buffers (~33 KiB);
+  // busy ones keep them between requests.
+  std::chrono::milliseconds tls_buffers_idle{1'000};
   size_t max_connections = 1024;
   size_t max_buffered_bytes = 256u << 20;  // all connections' unanswered input together
   size_t event_loops = 1;
@@ -184,6 +187,7 @@ class ConnectionEngine {
   uint32_t allocate_slot(EventLoop& loop, const ConnectionPtr& connection);
   void free_slot(EventLoop& loop, uint32_t index);
   void sweep(EventLoop& loop, Clock::time_point now, bool stopping);
+  void release_tls_buffers(Connection& connection, Clock::time_point now);
   void wait_for_client(Connection& connection, Clock::time_point deadline);
   void make_ready(Connection& connection, Clock::time_point deadline);
   void await_input(Connection& connection, Clock::time_point deadline);
@@ -241,6 +245,7 @@ class ConnectionEngine {
   std::atomic<unsigned long long> direct_requests_{0};
   std::atomic<unsigned long long> pooled_requests_{0};
   std::atomic<unsigned long long> epoll_rearms_{0};
+  std::atomic<unsigned long long> tls_buffers_released_{0};
 };
 
 }  // namespace gpu_admission::webhook::detail

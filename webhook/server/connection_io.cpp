@@ -31,6 +31,8 @@ void ConnectionEngine::serve(const ConnectionPtr& connection, int answered) {
 // blocks. `answered`: requests already answered in this turn.
 void ConnectionEngine::serve_turn(const ConnectionPtr& connection, int answered) {
   Connection& c = *connection;
+  c.last_turn = turn_now(c);
+  c.holds_tls_buffers = c.ssl != nullptr;
   while (true) {
     if (stopping_) return close_connection(c, false);
     if (c.lingering) return continue_lingering(c);

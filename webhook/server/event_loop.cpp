@@ -320,11 +320,23 @@ void ConnectionEngine::sweep(EventLoop& loop, Clock::time_point now, bool stoppi
     bool timed_out = false;
     if (stopping || (draining_ && (idle || handshaking))) close = true;
     else if (now >= c.deadline) close = true, timed_out = !c.lingering;
-    if (!close) continue;
+    if (!close) {
+      if (idle) release_tls_buffers(c, now);
+      continue;
+    }
     if (timed_out) ++timed_out_;
     const ConnectionPtr connection = slot.connection;
     close_connection(*connection, !timed_out);
   }
+}
+
+// An idle connection's OpenSSL record buffers go back once it has idled tls_buffers_idle; its
+// next request allocates them again. OpenSSL keeps them while they hold bytes (a partial record).
+void ConnectionEngine::release_tls_buffers(Connection& c, Clock::time_point now) {
+  if (!c.holds_tls_buffers || c.ssl == nullptr || now - c.last_turn < config_.tls_buffers_idle) return;
+  if (SSL_free_buffers(c.ssl) != 1) return;
+  c.holds_tls_buffers = false;
+  tls_buffers_released_.fetch_add(1, std::memory_order_relaxed);
 }
 
 // The connection waits for its client: an edge (bytes, room to write, the end) brings it back,

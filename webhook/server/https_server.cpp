@@ -287,6 +287,7 @@ EngineConfig HttpsServer::Impl::main_engine_config() {
   config.read_timeout = options.read_timeout;
   config.write_timeout = options.write_timeout;
   config.idle_timeout = options.idle_timeout;
+  config.tls_buffers_idle = options.tls_buffers_idle;
   config.max_connections = std::max<size_t>(1, options.max_connections);
   config.event_loops = options.event_loops != 0 ? options.event_loops : usable_cpus();
   config.inline_request_bytes = options.inline_request_bytes;
