@@ -38,10 +38,13 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   PoolResolution pools = resolve_pools(policy, pod);
   const MemoizedClaims memo(options.claims);  // each claim looked up once per evaluation
   const ClaimResolver* claims = memo.get();
-  // Whether it is a GPU pod, and which containers use GPU claims, does not depend on the pool.
-  GpuRequest gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns);
-  const bool gpu_pod = gpu.gpu_pod();
   out.tenant = tenant;
+  // Whether it is a GPU pod, and which containers use GPU claims, does not depend on the pool;
+  // /validate needs it only for a pod its tenant's default pool may apply to.
+  const bool default_pool_may_apply = !pools.pinned && tenant && tenant->default_pool >= 0;
+  GpuRequest gpu;
+  if (options.mutate || default_pool_may_apply) gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns);
+  const bool gpu_pod = gpu.gpu_pod();
 
   std::vector<QuantityProblem> problems;
   if (options.mutate) {
