@@ -72,16 +72,17 @@ struct AdmissionService::Exchange {
   std::string_view body;
   bool body_padded = false;
   std::string spare;  // capacity for the reply's body
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point started;
   std::string_view operation = "UNKNOWN", kind_name = "Unknown";
   AdmissionRequest request;
   AdmissionResponse response;
   Decision* decision = nullptr;
 };
 
-HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body, bool padded,
-                                  std::string spare) const noexcept {
+HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body, bool padded, std::string spare,
+                                  std::chrono::steady_clock::time_point received) const noexcept {
   Exchange x;
+  x.started = received;
   x.spare = std::move(spare);
   x.endpoint = endpoint;
   x.body = body;
@@ -100,7 +101,7 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   x.response.uid = x.request.uid;
 
   // Decide.
-  policy::PolicyPtr policy = policies_.get();
+  const policy::PolicyPtr& policy = policies_.snapshot();
   const ReviewTarget target = target_of(x.request, policy.get());
   Plan plan = plan_for(x.endpoint, x.request, target);
   if (plan == Plan::Allow) return reply_with(x, "allowed");

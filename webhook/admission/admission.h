@@ -36,8 +36,9 @@ class AdmissionService {
   // kBodyPadding readable bytes follow it, so it is decoded where it lies instead of copied.
   // `spare`: a string whose capacity the reply's body reuses (a caller answering many requests
   // hands back the previous reply's body, so that the common reply allocates nothing).
-  HttpReply handle(Endpoint endpoint, std::string_view body, bool padded = false,
-                   std::string spare = {}) const noexcept;
+  // `received`: when the request was taken up, the start of its request_duration_seconds.
+  HttpReply handle(Endpoint endpoint, std::string_view body, bool padded = false, std::string spare = {},
+                   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now()) const noexcept;
   static constexpr size_t kBodyPadding = 64;  // simdjson::SIMDJSON_PADDING (checked where decoded)
 
   // For tests: called after decoding and before evaluation, so a test can make evaluation throw

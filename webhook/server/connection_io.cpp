@@ -308,6 +308,7 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
       direct->close = direct->close || peer_finished || draining_;
       direct->remote_ip = connection.remote_ip;
       direct->remote_port = connection.remote_port;
+      direct->received = turn_now(connection);
       if (config_.direct_handler(*direct, connection.output)) {
         ++requests_;
         ++direct_requests_;

@@ -29,6 +29,8 @@ struct DirectRequest {
   bool close = false;  // answer with "Connection: close" and close
   std::string_view remote_ip;
   int remote_port = 0;
+  // When the engine took the request up: its loop's turn clock (no clock read per request).
+  std::chrono::steady_clock::time_point received{};
 };
 
 // The request framed by `frame` in `request`, if it has the shape above (remote_ip and

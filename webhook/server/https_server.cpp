@@ -118,7 +118,7 @@ bool HttpsServer::Impl::answer_directly(const DirectRequest& request, std::strin
   if (!is_json_content_type(request.content_type)) return false;
   static_assert(DirectRequest::kBodyPadding >= AdmissionService::kBodyPadding);
   thread_local std::string spare;  // the last reply's body, for its capacity
-  HttpReply reply = admission.handle(endpoint, request.body, true, std::move(spare));
+  HttpReply reply = admission.handle(endpoint, request.body, true, std::move(spare), request.received);
   write_http_response(reply.status, reply.content_type, reply.body, request.close, options.idle_timeout, response);
   if (reply.body.capacity() <= 64 * 1024) spare = std::move(reply.body);
   if (logger != nullptr && logger->enabled(LogLevel::Debug))
