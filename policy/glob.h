@@ -1,9 +1,12 @@
 // Name matching for exemptions and tenant namespaces: exact names and `*` globs.
 // GlobIndex answers "which is the first (lowest-ranked) pattern matching this name" without
 // scanning every pattern: exact names live in a hash map, globs are bucketed by their literal
-// prefix so a lookup only tries globs whose prefix is a prefix of the name.
+// prefix so a lookup only tries globs whose prefix is a prefix of the name. Before hashing, a
+// lookup checks (length, first byte) against the keys it could find: most names asked about
+// (a tenant's namespace against the exemptions) hash nothing.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,11 +41,21 @@ class GlobIndex {
     int owner;
   };
   int first_match_rank(std::string_view name) const;
+  // Whether some key of a map has this length and first byte (a cheap test before hashing).
+  struct KeyShapes {
+    std::vector<std::bitset<256>> first_bytes_by_length;
+    void add(std::string_view key);
+    bool may_hold(std::string_view key) const {
+      return key.size() < first_bytes_by_length.size() &&
+             (key.empty() || first_bytes_by_length[key.size()].test(static_cast<unsigned char>(key[0])));
+    }
+  };
 
   std::vector<Pattern> patterns_;                              // rank = index
-  StringMap<int> exact_;                 // name -> best rank
+  StringMap<int> exact_;                         // name -> best rank
   StringMap<std::vector<int>> globs_by_prefix_;  // literal prefix -> ranks
-  std::vector<size_t> prefix_lengths_;                         // distinct prefix lengths, ascending
+  std::vector<size_t> prefix_lengths_;           // distinct prefix lengths, ascending
+  KeyShapes exact_shapes_, prefix_shapes_;
 };
 
 }  // namespace gpu_admission::policy

@@ -1,6 +1,9 @@
 // Kubernetes quantity parsing and name globs.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "policy/glob.h"
 #include "policy/host_path.h"
 #include "policy/mig.h"
@@ -83,6 +86,35 @@ TEST_CASE("GlobIndex returns the first owner in insertion order", "[glob]") {
   CHECK(big.first_match("team-1998") == GlobIndex::kNoMatch);  // only the glob "team-1998-*" exists
   CHECK(big.first_match("team-1996") == 199);
   CHECK(big.first_match("team-1998-a") == 199);
+}
+
+TEST_CASE("GlobIndex agrees with trying every pattern in order, whatever the shapes", "[glob]") {
+  // Patterns and names over a small alphabet, so that lengths, first bytes, empty prefixes
+  // ("*"), empty names and exact names collide often: the index's pre-filter must never skip
+  // a pattern that matches.
+  const std::vector<std::string> pieces = {"", "a", "b", "ab", "ba", "kube-", "x", "*"};
+  std::vector<std::string> patterns;
+  for (const auto& p1 : pieces)
+    for (const auto& p2 : pieces) patterns.push_back(p1 + p2);
+  std::vector<std::string> names;
+  for (const auto& p1 : pieces)
+    for (const auto& p2 : pieces)
+      if (p1 != "*" && p2 != "*") names.push_back(p1 + p2 + (p1.size() % 2 ? "b" : ""));
+  for (size_t start = 0; start < patterns.size(); start += 7) {
+    GlobIndex index;
+    std::vector<std::string> added;
+    for (size_t i = start; i < patterns.size(); i += 3) {
+      index.add(patterns[i], static_cast<int>(added.size()));
+      added.push_back(patterns[i]);
+    }
+    for (const auto& name : names) {
+      int expected = GlobIndex::kNoMatch;
+      for (size_t i = 0; i < added.size() && expected == GlobIndex::kNoMatch; ++i)
+        if (glob_match(added[i], name)) expected = static_cast<int>(i);
+      INFO("name \"" << name << "\", patterns from " << start);
+      CHECK(index.first_match(name) == expected);
+    }
+  }
 }
 
 TEST_CASE("host paths normalize lexically", "[hostpath]") {
