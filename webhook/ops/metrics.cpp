@@ -14,11 +14,14 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 namespace gpu_admission::webhook {
 
@@ -51,9 +54,39 @@ size_t vocabulary_index(const std::array<std::string_view, N>& vocabulary, std::
 }
 
 // Buckets for sub-millisecond admission latencies up to the API server's timeouts.
+constexpr std::array<double, 14> kLatencyBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                    0.01,    0.025,  0.05,    0.1,    0.25,   0.5,   1.0};
 prometheus::Histogram::BucketBoundaries latency_buckets() {
-  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
+  return {kLatencyBuckets.begin(), kLatencyBuckets.end()};
 }
+
+// Request latencies as they are observed: one relaxed atomic add per bucket and to the sum, no
+// lock (prometheus-cpp's Histogram::Observe takes a mutex, which every event loop would contend
+// for). Scrapes move what accumulated into the registry's histogram (ObserveMultiple).
+class LatencyTally {
+ public:
+  void observe(double seconds) {
+    const auto bucket = static_cast<size_t>(
+        std::lower_bound(kLatencyBuckets.begin(), kLatencyBuckets.end(), seconds) - kLatencyBuckets.begin());
+    counts_[bucket].fetch_add(1, std::memory_order_relaxed);
+    const double ns = seconds > 0 ? seconds * 1e9 : 0;
+    sum_ns_.fetch_add(ns < 1.8e19 ? static_cast<uint64_t>(ns) : uint64_t{1} << 63, std::memory_order_relaxed);
+  }
+  void move_into(prometheus::Histogram& histogram) {
+    std::vector<double> increments(counts_.size());
+    bool any = false;
+    for (size_t i = 0; i < counts_.size(); ++i) {
+      increments[i] = static_cast<double>(counts_[i].exchange(0, std::memory_order_relaxed));
+      any = any || increments[i] > 0;
+    }
+    const double sum = static_cast<double>(sum_ns_.exchange(0, std::memory_order_relaxed)) / 1e9;
+    if (any || sum > 0) histogram.ObserveMultiple(increments, sum);
+  }
+
+ private:
+  std::array<std::atomic<uint64_t>, kLatencyBuckets.size() + 1> counts_{};  // the last: +Inf
+  std::atomic<uint64_t> sum_ns_{0};
+};
 
 // A fixed table of lazily registered series of one family.
 template <typename Metric, size_t Size>
@@ -179,6 +212,7 @@ struct Metrics::Impl {
       cluster_lookups};
 
   std::array<prometheus::Histogram*, kEndpoints.size()> duration_series{};
+  std::array<LatencyTally, kEndpoints.size()> durations_observed;
   prometheus::Counter* policy_reload_success = &policy_reloads.Add({{"result", "success"}});
   prometheus::Counter* policy_reload_failure = &policy_reloads.Add({{"result", "failure"}});
   prometheus::Counter* certificate_reload_success = &certificate_reloads.Add({{"result", "success"}});
@@ -240,7 +274,7 @@ void Metrics::observe_request(std::string_view endpoint, std::string_view operat
                                          {"decision", std::string(kDecisions[d])}};
              })
         .Increment();
-    impl_->duration_series[e]->Observe(seconds);
+    impl_->durations_observed[e].observe(seconds);
   } catch (...) {
   }
 }
@@ -404,6 +438,7 @@ void Metrics::count_cluster_lookup(std::string_view resource, std::string_view r
 
 std::string Metrics::serialize() const {
   try {
+    for (size_t e = 0; e < kEndpoints.size(); ++e) impl_->durations_observed[e].move_into(*impl_->duration_series[e]);
     std::ostringstream out;
     prometheus::TextSerializer().Serialize(out, impl_->registry->Collect());
     return out.str();
