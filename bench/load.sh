@@ -224,10 +224,15 @@ run_cluster() {
   synced_rss_kb="$(awk '/VmRSS/ {print $2}' "/proc/$cserver_pid/status")"
   # The informers' own figures ("cluster state synced" log lines: seconds per resource).
   informer_sync="$(sed -n 's/.*"cluster state synced".*"resource":"\([a-z]*\)".*"seconds":\([0-9.e-]*\).*/\1 \2 s/p' "$dir/serve.log" | paste -sd, - | sed 's/,/, /g' || true)"
-  local m
-  m="$(curl -s "http://127.0.0.1:$cmetrics/metrics" || true)"
-  cached_ns="$(metric "$m" 'gpu_admission_cluster_objects{resource="namespaces"}')"
-  cached_claims="$(metric "$m" 'gpu_admission_cluster_objects{resource="resourceclaims"}')"
+  # The object gauges follow the index at the publisher's next tick (100 ms), not at readyz.
+  local m tries=0
+  while :; do
+    m="$(curl -s "http://127.0.0.1:$cmetrics/metrics" || true)"
+    cached_ns="$(metric "$m" 'gpu_admission_cluster_objects{resource="namespaces"}')"
+    cached_claims="$(metric "$m" 'gpu_admission_cluster_objects{resource="resourceclaims"}')"
+    [ "${cached_claims:-0}" != 0 ] || [ $((tries += 1)) -gt 20 ] && break
+    sleep 0.1
+  done
   echo "gpu-admission+cluster: ready after ${sync_s} s ($cached_ns namespaces, $cached_claims resourceclaims cached; informers: ${informer_sync:-no sync lines in the log}; CPU: $sync_cpu); RSS $(( synced_rss_kb / 1024 )) MiB" >&2
 
   # The answers the runs are about, once each: /validate allows the DRA pod (its two claims were
