@@ -131,7 +131,7 @@ struct Metrics::Impl {
   prometheus::Family<prometheus::Histogram>& durations =
       prometheus::BuildHistogram()
           .Name("gpu_admission_request_duration_seconds")
-          .Help("Time to answer an admission request, from the complete body to the response.")
+          .Help("Time to answer an admission request, from the event-loop turn that took it up to the response.")
           .Register(*registry);
   prometheus::Family<prometheus::Counter>& rule_results =
       prometheus::BuildCounter()
