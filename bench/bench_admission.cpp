@@ -3,6 +3,8 @@
 // Run: build/bench/gpu-admission-bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
+#include <execinfo.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstdio>
@@ -16,10 +18,27 @@
 #include "webhook/io/default_policy.h"
 #include "webhook/io/policy_file.h"
 
-// A counting allocator: every operator new in the process bumps the counter.
+// GCC pairs the replaced operator new's malloc with the std::free below and warns wherever both
+// inline into one caller; they do match.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+// A counting allocator: every operator new in the process bumps the counter. With
+// GPU_ADMISSION_BENCH_ALLOC_TRACE=1 in the environment, the allocations of one steady-state review
+// of each benchmark print their size and call stack to stderr (symbolize with addr2line, or read
+// the function names backtrace_symbols_fd gives for exported symbols).
 static std::atomic<uint64_t> g_allocations{0};
+static thread_local bool t_tracing = false;
+static void trace_allocation(size_t n) {
+  t_tracing = false;  // backtrace may allocate on its first call
+  void* frames[24];
+  const int depth = backtrace(frames, 24);
+  std::fprintf(stderr, "-- allocation of %zu bytes\n", n);
+  backtrace_symbols_fd(frames, depth, 2);
+  t_tracing = true;
+}
 void* operator new(size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (t_tracing) trace_allocation(n);
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
@@ -85,6 +104,12 @@ void measure(benchmark::State& state, const webhook::AdmissionService& service, 
     spare = std::move(reply.body);
   };
   for (int i = 0; i < 3; ++i) once();
+  if (std::getenv("GPU_ADMISSION_BENCH_ALLOC_TRACE")) {
+    std::fprintf(stderr, "== allocations of one review (%zu bytes)\n", input.size());
+    t_tracing = true;
+    once();
+    t_tracing = false;
+  }
   const uint64_t before = g_allocations.load();
   for (auto _ : state) once();
   state.counters["allocs_per_review"] =
