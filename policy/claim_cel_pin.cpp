@@ -153,7 +153,7 @@ struct Range {
 
 // Walks the `&&` chain (through wrapping parentheses) without recursion: depth is the input's.
 // False for an empty operand (`a &&`, `()`): not CEL, so nothing in it counts as a pin.
-bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match, std::vector<std::string_view>& out) {
+bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match, ProfileList& out) {
   thread_local std::vector<Range> work;  // per-thread storage: no allocation once warm
   thread_local std::vector<size_t> cuts;
   work.assign(1, Range{0, t.size()});
@@ -190,7 +190,7 @@ bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match,
 
 }  // namespace
 
-void append_pinned_mig_profiles(std::string_view cel, std::vector<std::string_view>& out) {
+void append_pinned_mig_profiles(std::string_view cel, ProfileList& out) {
   // Per-thread storage: counting a claim's GPUs on every request allocates nothing once warm.
   thread_local std::vector<Token> tokens;
   thread_local std::vector<size_t> match, stack;
@@ -207,9 +207,9 @@ void append_pinned_mig_profiles(std::string_view cel, std::vector<std::string_vi
 }
 
 std::vector<std::string_view> pinned_mig_profiles(std::string_view cel) {
-  std::vector<std::string_view> out;
+  ProfileList out;
   append_pinned_mig_profiles(cel, out);
-  return out;
+  return {out.begin(), out.end()};
 }
 
 std::optional<std::string> pinned_mig_profile(std::string_view cel) {

@@ -3,6 +3,10 @@
 // of a class (allocationMode: All), gpu-device-access for adminAccess. Its pool is not known
 // until a pod uses it, so slices are counted on a 7-slice GPU; the pod that uses the claim is
 // judged again with its pool.
+#include <array>
+#include <cstddef>
+#include <memory_resource>
+
 #include "policy/claim_gpus.h"
 #include "policy/evaluator.h"
 #include "policy/gpu_request.h"
@@ -56,7 +60,9 @@ void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const 
   if (exempt(policy, ns, options, out)) return;
   const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
   out.tenant = tenant;
-  const ClaimGpus gpus = count_claim_gpus(claim, gpu_counting(policy, nullptr));
+  std::array<std::byte, 2048> arena_bytes;  // the count's lists: no heap for a common claim
+  std::pmr::monotonic_buffer_resource arena(arena_bytes.data(), arena_bytes.size());
+  const ClaimGpus gpus = count_claim_gpus(claim, gpu_counting(policy, nullptr), &arena);
   out.gpu_slices = gpus.slices;
   out.slices_per_gpu = 7;
   check_claim_admin_access(policy, claim, gpus, out);

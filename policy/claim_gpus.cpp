@@ -18,7 +18,7 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 // Sorted and distinct, in n log n (a selector list is as long as the document allows).
-void sort_unique(std::vector<std::string_view>& v) {
+void sort_unique(ProfileList& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
@@ -27,13 +27,14 @@ void sort_unique(std::vector<std::string_view>& v) {
 std::string_view request_part(std::string_view listed) { return listed.substr(0, listed.find('/')); }
 
 // The request's device facts, without driver configs.
-RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& counting) {
-  RequestGpus out;
+RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& counting,
+                          std::pmr::memory_resource* memory) {
+  RequestGpus out(memory);
   out.index = request.index;
   out.name = request.name;
   out.first_available = request.first_available;
   for (const DeviceSubrequest& sub : request.alternatives) {
-    SubrequestGpus alt = count_subrequest(sub, counting);
+    SubrequestGpus alt = count_subrequest(sub, counting, memory);
     if (!alt.gpu) continue;
     out.gpu = true;
     out.full_class = out.full_class || alt.kind == GpuClassKind::Full;
@@ -48,8 +49,8 @@ RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& c
 }
 
 // Sets `mps` on the requests that an MPS config applies to, in (requests + names) log requests.
-void mark_mps(const ClaimView& claim, std::vector<RequestGpus>& requests) {
-  std::vector<std::pair<std::string_view, size_t>> by_name;
+void mark_mps(const ClaimView& claim, std::pmr::vector<RequestGpus>& requests) {
+  std::pmr::vector<std::pair<std::string_view, size_t>> by_name(requests.get_allocator());
   for (const DriverConfigView& config : claim.configs) {
     if (!config_asks_mps(config)) continue;
     if (config.requests.empty()) {
@@ -83,8 +84,9 @@ GpuClassKind default_gpu_class_kind(std::string_view device_class) {
   return GpuClassKind::NotGpu;
 }
 
-SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& counting) {
-  SubrequestGpus out;
+SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& counting,
+                                std::pmr::memory_resource* memory) {
+  SubrequestGpus out(memory);
   const GpuClassKind kind =
       counting.class_kind ? counting.class_kind(sub.device_class) : default_gpu_class_kind(sub.device_class);
   out.kind = kind;
@@ -126,17 +128,19 @@ bool config_applies_to(const DriverConfigView& config, std::string_view request)
   return false;
 }
 
-RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting) {
-  RequestGpus out = count_devices(request, counting);
+RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting,
+                          std::pmr::memory_resource* memory) {
+  RequestGpus out = count_devices(request, counting, memory);
   for (const DriverConfigView& config : claim.configs)
     if (config_asks_mps(config) && config_applies_to(config, request.name)) out.mps = true;
   return out;
 }
 
-ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting) {
-  ClaimGpus out;
+ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting, std::pmr::memory_resource* memory) {
+  ClaimGpus out(memory);
   out.requests.reserve(claim.requests.size());
-  for (const DeviceRequestView& request : claim.requests) out.requests.push_back(count_devices(request, counting));
+  for (const DeviceRequestView& request : claim.requests)
+    out.requests.push_back(count_devices(request, counting, memory));
   mark_mps(claim, out.requests);
   for (const RequestGpus& r : out.requests) {
     out.mps = out.mps || r.mps;

@@ -10,10 +10,15 @@
 // unbounded (flagged, and counted as kSaturatedSlices). firstAvailable counts its largest
 // alternative. A claim's slices are the sum over its GPU requests. Arithmetic saturates at
 // kSaturatedSlices (policy/gpu_request.h).
+//
+// Memory: the lists of a count come from the memory resource the caller passes (the heap by
+// default). The evaluator passes an arena that lives for one evaluation, so counting the claims
+// of a review touches the heap only when they outgrow it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +27,9 @@
 #include "policy/claim_view.h"
 
 namespace gpu_admission::policy {
+
+// MIG profiles: views into a claim's selectors, sorted and distinct.
+using ProfileList = std::pmr::vector<std::string_view>;
 
 // The profile a CEL selector pins, when it certainly pins one: the whole expression, or one
 // conjunct of a top-level `&&` chain (parentheses allowed around the whole and around
@@ -35,7 +43,7 @@ std::optional<std::string> pinned_mig_profile(std::string_view cel);
 // when the expression is not understood). Views into `cel`.
 std::vector<std::string_view> pinned_mig_profiles(std::string_view cel);
 // The same appended to `out` (sorted and without repeats among those appended).
-void append_pinned_mig_profiles(std::string_view cel, std::vector<std::string_view>& out);
+void append_pinned_mig_profiles(std::string_view cel, ProfileList& out);
 
 enum class GpuClassKind : uint8_t { NotGpu, Full, Mig };
 
@@ -54,15 +62,16 @@ struct GpuCounting {
 };
 
 struct SubrequestGpus {
+  explicit SubrequestGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : profiles(memory) {}
   GpuClassKind kind = GpuClassKind::NotGpu;  // of its device class
   bool gpu = false;      // its device class is a GPU class
   bool all = false;      // a GPU class with allocationMode All
   int64_t slices = 0;    // kSaturatedSlices when `all`
-  std::vector<std::string_view> profiles;  // MIG class: profiles its selectors pin (sorted, distinct;
-                                           // views into the claim)
+  ProfileList profiles;  // MIG class: profiles its selectors pin (sorted, distinct; views into the claim)
 };
 
 struct RequestGpus {
+  explicit RequestGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : profiles(memory) {}
   uint32_t index = 0;          // spec.devices.requests[index]
   std::string_view name;
   bool first_available = false;
@@ -75,19 +84,21 @@ struct RequestGpus {
   // to the request. Set whatever the device class: the config is the NVIDIA driver's.
   bool mps = false;
   int64_t slices = 0;          // the largest GPU alternative
-  std::vector<std::string_view> profiles;  // profiles pinned by its MIG alternatives (sorted, distinct)
+  ProfileList profiles;        // profiles pinned by its MIG alternatives (sorted, distinct)
 };
 
 struct ClaimGpus {
+  explicit ClaimGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : requests(memory) {}
   int64_t slices = 0;          // sum over GPU requests (saturating)
   bool gpu = false;            // some request is a GPU request
   bool all = false;            // some request has `all`
   bool admin_access = false;   // some request has `admin_access`
   bool mps = false;            // some request has `mps`
-  std::vector<RequestGpus> requests;  // one per request of the claim, in order
+  std::pmr::vector<RequestGpus> requests;  // one per request of the claim, in order
 };
 
-SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& counting);
+SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& counting,
+                                std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 
 // True when `config` is an NVIDIA GPU driver config asking for MPS (driver gpu.nvidia.com,
 // parameters kind GpuConfig or MigDeviceConfig, sharing.strategy MPS in any case).
@@ -97,8 +108,10 @@ bool config_asks_mps(const DriverConfigView& config);
 // `request` or `request/<subrequest>` (the part before the first '/' is the request).
 bool config_applies_to(const DriverConfigView& config, std::string_view request);
 
-RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting);
+RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting,
+                          std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 
-ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting);
+ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting,
+                           std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 
 }  // namespace gpu_admission::policy

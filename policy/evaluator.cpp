@@ -1,6 +1,9 @@
 #include "policy/evaluator.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <memory_resource>
 
 #include "policy/gpu_request.h"
 #include "policy/mutations/mutation.h"
@@ -36,14 +39,19 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
 
   const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
   PoolResolution pools = resolve_pools(policy, pod);
-  const MemoizedClaims memo(options.claims);  // each claim looked up once per evaluation
+  // The lists of this evaluation's claim lookups and counts live in an arena on the stack, so a
+  // review with DRA claims touches the heap only when they outgrow it.
+  std::array<std::byte, 4096> arena_bytes;
+  std::pmr::monotonic_buffer_resource arena(arena_bytes.data(), arena_bytes.size());
+  const MemoizedClaims memo(options.claims, &arena);  // each claim looked up once per evaluation
   const ClaimResolver* claims = memo.get();
   out.tenant = tenant;
   // Whether it is a GPU pod, and which containers use GPU claims, does not depend on the pool;
   // /validate needs it only for a pod its tenant's default pool may apply to.
   const bool default_pool_may_apply = !pools.pinned && tenant && tenant->default_pool >= 0;
-  GpuRequest gpu;
-  if (options.mutate || default_pool_may_apply) gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns);
+  GpuRequest gpu(&arena);
+  if (options.mutate || default_pool_may_apply)
+    gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns, &arena);
   const bool gpu_pod = gpu.gpu_pod();
 
   std::vector<QuantityProblem> problems;
@@ -75,7 +83,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   if (!pools.pinned && pools.named.size() == 1 && gpu_pod && tenant && tenant->default_pool >= 0)
     pool = &policy.pools()[tenant->default_pool];
   out.pool = pool;
-  gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns);
+  gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns, &arena);
   out.gpu_slices = gpu.slices;
   out.slices_per_gpu = gpu.slices_per_gpu;
   if (options.describe_gpus && !gpu.claims.entries.empty()) out.gpu_sources = gpu_sources_text(gpu);

@@ -97,8 +97,8 @@ std::string gpu_sources_text(const GpuRequest& gpu) {
 
 GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
                                std::vector<QuantityProblem>* problems, const ClaimResolver* resolver,
-                               std::string_view namespace_name) {
-  GpuRequest out;
+                               std::string_view namespace_name, std::pmr::memory_resource* memory) {
+  GpuRequest out(memory);
   out.slices_per_gpu = pool ? pool->compute_slices : 7;
 
   auto container_slices = [&](const ContainerView& c) -> int64_t {
@@ -144,7 +144,7 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
     }
   }
   out.resource_slices = std::max(sat_add(app_sum, restartable_sum), init_max);
-  out.claims = resolve_pod_claims(policy, pod, pool, resolver, namespace_name);
+  out.claims = resolve_pod_claims(policy, pod, pool, resolver, namespace_name, memory);
   out.slices = sat_add(out.resource_slices, out.claims.slices);
   return out;
 }

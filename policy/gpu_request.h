@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct QuantityProblem {
 };
 
 struct GpuRequest {
+  explicit GpuRequest(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : claims(memory) {}
   int64_t slices = 0;          // effective pod request in compute slices: resources + DRA claims (saturating)
   int64_t resource_slices = 0; // through extended resources (nvidia.com/gpu, MIG, shared)
   int slices_per_gpu = 7;      // of the pool's model; 7 without a pool
@@ -52,10 +54,12 @@ int64_t units_of(const Quantity& q);
 // The one function that counts a pod's GPUs, from extended resources and DRA claims alike.
 // `problems` (optional) receives GPU quantities that are not whole numbers: fractions, negative,
 // unreadable or too large ones (all still counted, see units_of). Claims are looked up through
-// `resolver` in `namespace_name`; without a resolver every claim is unresolved.
+// `resolver` in `namespace_name`; without a resolver every claim is unresolved. The claims'
+// lists come from `memory`.
 GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
                                std::vector<QuantityProblem>* problems, const ClaimResolver* resolver = nullptr,
-                               std::string_view namespace_name = {});
+                               std::string_view namespace_name = {},
+                               std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 
 // True when container `c` asks for any GPU through its resources: a GPU resource whose quantity
 // is not exactly zero (a fraction, a negative or an unreadable quantity counts as asking). The

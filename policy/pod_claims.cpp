@@ -56,13 +56,14 @@ GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool) {
 }
 
 PodClaims resolve_pod_claims(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
-                             const ClaimResolver* resolver, std::string_view namespace_name) {
-  PodClaims out;
+                             const ClaimResolver* resolver, std::string_view namespace_name,
+                             std::pmr::memory_resource* memory) {
+  PodClaims out(memory);
   if (pod.resource_claims.empty()) return out;
   const GpuCounting counting = gpu_counting(policy, pool);
   out.entries.reserve(pod.resource_claims.size());
   for (const auto& ref : pod.resource_claims) {
-    PodClaimGpus& e = out.entries.emplace_back();
+    PodClaimGpus& e = out.entries.emplace_back(memory);
     e.ref = &ref;
     e.kind = ref.template_name.empty() ? ClaimKind::Claim : ClaimKind::Template;
     e.object_name = e.kind == ClaimKind::Template ? ref.template_name : ref.claim_name;
@@ -74,7 +75,7 @@ PodClaims resolve_pod_claims(const CompiledPolicy& policy, const PodView& pod, c
       out.unresolved = out.gpu = true;
       continue;
     }
-    e.gpus = count_claim_gpus(*e.claim, counting);
+    e.gpus = count_claim_gpus(*e.claim, counting, memory);  // same resource: moved, not copied
     out.gpu = out.gpu || e.gpus.gpu;
     if (!e.repeat) out.slices = sat_add(out.slices, e.gpus.slices);
   }

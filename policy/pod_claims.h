@@ -2,9 +2,11 @@
 // through the ClaimResolver the caller gives (the claims among `check`'s inputs, the cluster
 // state of `serve`) and counted with the pool's GPU model. A claim that cannot be resolved is
 // never a silent zero: it makes the pod a GPU pod and gpu-cap reports it where a cap applies.
+// Lists come from the caller's memory resource (claim_gpus.h).
 #pragma once
 
 #include <cstdint>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,7 @@
 namespace gpu_admission::policy {
 
 struct PodClaimGpus {
+  explicit PodClaimGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : gpus(memory) {}
   const PodResourceClaim* ref = nullptr;  // the pod's spec.resourceClaims entry
   ClaimKind kind = ClaimKind::Claim;      // Template for resourceClaimTemplateName
   std::string_view object_name;           // the claim's or template's name ("" when the entry names none)
@@ -33,7 +36,9 @@ struct PodClaimGpus {
 // however often the pod is counted (a cache miss in `serve` costs a GET to the API server).
 class MemoizedClaims : public ClaimResolver {
  public:
-  explicit MemoizedClaims(const ClaimResolver* inner) : inner_(inner) {}
+  explicit MemoizedClaims(const ClaimResolver* inner,
+                          std::pmr::memory_resource* memory = std::pmr::get_default_resource())
+      : inner_(inner), answers_(memory) {}
   const ClaimView* find(ClaimKind kind, std::string_view namespace_name, std::string_view name) const override;
   const ClaimResolver* get() const { return inner_ ? this : nullptr; }
 
@@ -44,11 +49,12 @@ class MemoizedClaims : public ClaimResolver {
     const ClaimView* claim;
   };
   const ClaimResolver* inner_;
-  mutable std::vector<Answer> answers_;
+  mutable std::pmr::vector<Answer> answers_;
 };
 
 struct PodClaims {
-  std::vector<PodClaimGpus> entries;  // one per spec.resourceClaims entry, in order
+  explicit PodClaims(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : entries(memory) {}
+  std::pmr::vector<PodClaimGpus> entries;  // one per spec.resourceClaims entry, in order
   int64_t slices = 0;                 // sum over distinct resolved claims (saturating)
   bool gpu = false;                   // some claim asks for GPUs, or cannot be resolved
   bool unresolved = false;
@@ -61,7 +67,8 @@ struct PodClaims {
 GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool);
 
 PodClaims resolve_pod_claims(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
-                             const ClaimResolver* resolver, std::string_view namespace_name);
+                             const ClaimResolver* resolver, std::string_view namespace_name,
+                             std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 
 // True when container `c` uses a GPU through its resources.claims: a reference to a claim that
 // asks for GPUs (in the referenced request, or any request when it names none) or that cannot

@@ -29,18 +29,17 @@ std::string counted_as(const Quantity& q) {
 // asks for every device of a class (allocationMode: All) is unbounded.
 void check_claims(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& e : ctx.gpu.claims.entries) {
-    const std::string field = ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]");
     if (!e.resolved()) {
       std::string what = e.kind == ClaimKind::Template ? "ResourceClaimTemplate " : "ResourceClaim ";
-      out.report(field, e.object_name.empty()
+      out.report(claim_field(ctx, e), e.object_name.empty()
                             ? "resourceClaims entry " + quoted(e.ref->name) + " names no claim or template"
                             : "cannot count the GPUs of " + what + std::string(e.object_name) + ": not found");
       continue;
     }
     for (const auto& r : e.gpus.requests) {
       if (!r.all) continue;
-      out.report(field, e.describe() + " request " + quoted(r.name) +
-                            " asks for every GPU of its device class (allocationMode: All) where a cap applies");
+      out.report(claim_field(ctx, e), e.describe() + " request " + quoted(r.name) +
+                                          " asks for every GPU of its device class (allocationMode: All) where a cap applies");
     }
   }
 }

@@ -41,7 +41,7 @@ void check_admin_access(const RuleContext& ctx, RuleOutput& out) {
     if (!e.resolved()) continue;
     for (const auto& r : e.gpus.requests) {
       if (!r.gpu || !r.admin_access) continue;
-      out.report(ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]"),
+      out.report(claim_field(ctx, e),
                  e.describe() + " request " + quoted(r.name) +
                      " asks for adminAccess, which reaches GPUs allocated to other pods");
     }

@@ -13,20 +13,20 @@ std::string taint_text(const Taint& t) {
   return out;
 }
 
-void require(const RuleContext& ctx, RuleOutput& out, const Taint& taint, std::string_view source) {
+// `pool`: the taint is the pool's; nullptr: one of defaults.gpuTaints.
+void require(const RuleContext& ctx, RuleOutput& out, const Taint& taint, const Pool* pool) {
   if (tolerates_taint(ctx.pod.tolerations, taint)) return;
-  out.report(ctx.field("spec.tolerations"),
-             "GPU pod does not tolerate " + std::string(source) + " taint " + taint_text(taint));
+  const std::string source = pool ? "pool " + quoted(pool->name) : "GPU node";
+  out.report(ctx.field("spec.tolerations"), "GPU pod does not tolerate " + source + " taint " + taint_text(taint));
 }
 
 }  // namespace
 
 void check_gpu_tolerations(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.gpu.gpu_pod()) return;
-  for (const auto& taint : ctx.policy.gpu_taints()) require(ctx, out, taint, "GPU node");
+  for (const auto& taint : ctx.policy.gpu_taints()) require(ctx, out, taint, nullptr);
   if (!ctx.pool) return;
-  const std::string source = "pool " + quoted(ctx.pool->name);
-  for (const auto& taint : ctx.pool->taints) require(ctx, out, taint, source);
+  for (const auto& taint : ctx.pool->taints) require(ctx, out, taint, ctx.pool);
 }
 
 }  // namespace gpu_admission::policy

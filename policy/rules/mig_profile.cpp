@@ -65,7 +65,6 @@ void check_single_product(const RuleContext& ctx, const Pool& pool, RuleOutput& 
 void check_claims(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
   for (const auto& e : ctx.gpu.claims.entries) {
     if (!e.resolved()) continue;
-    const std::string field = ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]");
     for (const auto& r : e.gpus.requests) {
       if (!r.gpu) continue;
       const DeviceRequestView& request = e.claim->requests[r.index];
@@ -73,14 +72,14 @@ void check_claims(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
         if (ctx.policy.classify_device_class(alt.device_class) != CompiledPolicy::GpuKind::Full ||
             pool.mig_strategy == MigStrategy::None)
           continue;
-        out.report(field, e.describe() + " request " + quoted(r.name) + " asks for whole GPUs (device class " +
+        out.report(claim_field(ctx, e), e.describe() + " request " + quoted(r.name) + " asks for whole GPUs (device class " +
                               quoted(alt.device_class) + ") in MIG pool " + quoted(pool.name) +
                               "; ask a MIG device class");
         break;
       }
       for (auto profile : r.profiles) {
         if (pool.find_profile(profile)) continue;
-        out.report(field, e.describe() + " request " + quoted(r.name) + " pins MIG profile " + quoted(profile) +
+        out.report(claim_field(ctx, e), e.describe() + " request " + quoted(r.name) + " pins MIG profile " + quoted(profile) +
                               ", not a profile of " + quoted(pool.gpu_model) + " in pool " + quoted(pool.name));
       }
     }

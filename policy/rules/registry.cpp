@@ -49,4 +49,8 @@ std::string resource_field(const RuleContext& ctx, const ContainerView& c, bool 
   return out;
 }
 
+std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim) {
+  return ctx.field("spec.resourceClaims[" + std::to_string(claim.ref->index) + "]");
+}
+
 }  // namespace gpu_admission::policy

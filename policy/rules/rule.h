@@ -73,5 +73,6 @@ const std::array<RuleDef, kRuleCount>& rule_table();
 std::string quoted(std::string_view s);                      // "\"s\""
 std::string container_label(const ContainerView& c);         // container "main" / init container "setup"
 std::string resource_field(const RuleContext& ctx, const ContainerView& c, bool limits, std::string_view resource);
+std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim);  // spec.resourceClaims[i]
 
 }  // namespace gpu_admission::policy

@@ -195,7 +195,7 @@ TEST_CASE("slices of one subrequest", "[claim]") {
   CHECK(pinned.gpu);
   CHECK(pinned.kind == GpuClassKind::Mig);
   CHECK_FALSE(pinned.all);
-  CHECK(pinned.profiles == std::vector<std::string_view>{"1g.10gb", "3g.40gb"});
+  CHECK(pinned.profiles == policy::ProfileList{"1g.10gb", "3g.40gb"});
   CHECK(policy::count_subrequest(sub("gpu.nvidia.com", 1, {kPin}), seven).profiles.empty());
   CHECK_FALSE(policy::count_subrequest(sub("other"), seven).gpu);
 
@@ -204,7 +204,7 @@ TEST_CASE("slices of one subrequest", "[claim]") {
   auto every = policy::count_subrequest(all, seven);
   CHECK(every.all);
   CHECK(every.slices == kSaturatedSlices);
-  CHECK(every.profiles == std::vector<std::string_view>{"1g.10gb"});
+  CHECK(every.profiles == policy::ProfileList{"1g.10gb"});
   DeviceSubrequest all_other = sub("other");
   all_other.mode = AllocationMode::All;
   CHECK_FALSE(policy::count_subrequest(all_other, seven).all);  // only GPU classes count
@@ -256,7 +256,7 @@ TEST_CASE("requests: firstAvailable counts its largest alternative", "[claim]") 
   CHECK(gpus.requests[0].first_available);
   CHECK(gpus.requests[0].gpu);
   CHECK(gpus.requests[0].slices == 14);  // max(1, 14, 12)
-  CHECK(gpus.requests[0].profiles == std::vector<std::string_view>{"1g.10gb", "3g.40gb"});
+  CHECK(gpus.requests[0].profiles == policy::ProfileList{"1g.10gb", "3g.40gb"});
   CHECK(gpus.requests[0].full_class);
   CHECK(gpus.requests[0].mig_class);
   CHECK(gpus.requests[1].gpu);
