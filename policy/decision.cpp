@@ -46,7 +46,7 @@ void merge_template_decision(Decision& whole, const Decision& one, bool first) {
   whole.gpu_slices = std::max(whole.gpu_slices, one.gpu_slices);
   for (size_t i = 0; i < kMutationCount; ++i) whole.mutated[i] = whole.mutated[i] || one.mutated[i];
   whole.findings.insert(whole.findings.end(), one.findings.begin(), one.findings.end());
-  whole.patch.insert(whole.patch.end(), one.patch.begin(), one.patch.end());
+  whole.patch.append(one.patch);
 }
 
 }  // namespace gpu_admission::policy

@@ -2,6 +2,35 @@
 
 namespace gpu_admission::policy {
 
+void Patch::add(std::string_view path, std::string_view value_json) {
+  add([&](std::string& out) { out += path; }, [&](std::string& out) { out += value_json; });
+}
+
+void Patch::remove(std::string_view path) {
+  remove([&](std::string& out) { out += path; });
+}
+
+void Patch::append(const Patch& other) {
+  const size_t base = text_.size();
+  const size_t count = other.records_.size();  // by index: `other` may be this patch
+  text_ += other.text_;
+  for (size_t i = 0; i < count; ++i) {
+    const Record r = other.records_[i];
+    records_.push_back({r.kind, base + r.path_at, base + r.value_at, base + r.end});
+  }
+}
+
+void Patch::clear() {
+  text_.clear();
+  records_.clear();
+}
+
+PatchOp Patch::operator[](size_t i) const {
+  const Record& r = records_[i];
+  const std::string_view text = text_;
+  return {r.kind, text.substr(r.path_at, r.value_at - r.path_at), text.substr(r.value_at, r.end - r.value_at)};
+}
+
 void append_pointer_token(std::string& out, std::string_view key) {
   for (char c : key) {
     if (c == '~') out += "~0";
@@ -54,7 +83,7 @@ void append_json_string(std::string& out, std::string_view s) {
 void append_patch_json(std::string& out, const Patch& patch) {
   out += '[';
   bool first = true;
-  for (const auto& op : patch) {
+  for (const PatchOp op : patch) {
     if (!first) out += ',';
     first = false;
     out += op.kind == PatchOp::Kind::Add ? "{\"op\":\"add\",\"path\":" : "{\"op\":\"remove\",\"path\":";

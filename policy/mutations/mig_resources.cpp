@@ -76,17 +76,20 @@ bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const Mig
   return changed;
 }
 
-std::string convert_mixed(MutationContext& ctx, const MigProfileEntry& profile) {
-  std::string containers;
+// Converts every container and appends the names of those it changed to `out` as a JSON list's
+// items. Returns false when it changed none.
+bool convert_mixed(MutationContext& ctx, const MigProfileEntry& profile, std::string& out) {
+  bool any = false;
   for (auto& c : ctx.pod.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;
     bool changed = convert_list(ctx, c, false, profile);
     changed = convert_list(ctx, c, true, profile) || changed;
     if (!changed) continue;
-    if (!containers.empty()) containers += ',';
-    append_json_string(containers, c.name);
+    if (any) out += ',';
+    append_json_string(out, c.name);
+    any = true;
   }
-  return containers;
+  return any;
 }
 
 }  // namespace
@@ -98,17 +101,23 @@ bool mutate_mig_resources(MutationContext& ctx) {
   const MigProfileEntry* profile = chosen_profile(ctx);
   if (!profile) return false;
 
-  std::string record;
+  // The annotation's JSON record, built in a per-thread buffer (no allocation per review).
+  thread_local std::string record;
+  record.clear();
   if (pool.mig_strategy == MigStrategy::Single) {
     bool found = false;
     ctx.pod.node_selector_value(kGpuProductLabel, &found);
     if (found) return false;  // never overwritten: a value that is not a MIG product is a mig-profile finding
     ctx.patcher.add_node_selector(kGpuProductLabel, profile->single_product);
-    record = "{\"strategy\":\"single\",\"profile\":\"" + profile->name + "\"}";
+    record += "{\"strategy\":\"single\",\"profile\":\"";
+    record += profile->name;
+    record += "\"}";
   } else {
-    std::string containers = convert_mixed(ctx, *profile);
-    if (containers.empty()) return false;
-    record = "{\"strategy\":\"mixed\",\"profile\":\"" + profile->name + "\",\"containers\":[" + containers + "]}";
+    record += "{\"strategy\":\"mixed\",\"profile\":\"";
+    record += profile->name;
+    record += "\",\"containers\":[";
+    if (!convert_mixed(ctx, *profile, record)) return false;
+    record += "]}";
   }
   ctx.patcher.set_annotation(kMigInjectedAnnotation, record);
   return true;

@@ -33,11 +33,14 @@ class PodPatcher {
   void add_env(ContainerView& c, std::string_view name, std::string_view value);
 
  private:
-  std::string pod_path(std::string_view rest) const;
-  std::string container_path(const ContainerView& c) const;
-  std::string resource_list_path(const ContainerView& c, bool limits) const;
+  // Path writers: append the pod's pointer + `rest` + `key` escaped as one token, or the same
+  // under container `c`.
+  void append_pod_path(std::string& out, std::string_view rest, std::string_view key = {}) const;
+  void append_container_path(std::string& out, const ContainerView& c, std::string_view rest,
+                             std::string_view key = {}) const;
   void ensure_metadata();
-  void add(std::string path, std::string value_json);
+  void add_object(std::string_view rest);  // adds {} at the pod's `rest`
+  void add_string(std::string_view map, std::string_view key, std::string_view value);
 
   PodView& pod_;
   Patch& patch_;
@@ -61,6 +64,7 @@ bool mutate_pool_selector(MutationContext& ctx);
 bool mutate_hide_gpus(MutationContext& ctx);
 
 // JSON text of a quantity exactly as it was written (string or number).
+void append_quantity_json(std::string& out, const ResourceQuantity& q);
 std::string quantity_json(const ResourceQuantity& q);
 
 }  // namespace gpu_admission::policy

@@ -1,139 +1,144 @@
+#include <charconv>
 #include <cstdio>
 
 #include "policy/mutations/mutation.h"
 
 namespace gpu_admission::policy {
+namespace {
+
+void append_integer(std::string& out, int64_t value) {
+  char buf[24];
+  const auto res = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, res.ptr);
+}
+
+std::string_view resource_list(bool limits) {
+  return limits ? "/resources/limits/" : "/resources/requests/";
+}
+
+}  // namespace
 
 PodPatcher::PodPatcher(PodView& pod, Patch& patch) : pod_(pod), patch_(patch), base_(pod_json_pointer(pod)) {}
 
-std::string PodPatcher::pod_path(std::string_view rest) const {
-  std::string out(base_);
+void PodPatcher::append_pod_path(std::string& out, std::string_view rest, std::string_view key) const {
+  out += base_;
   out += rest;
-  return out;
+  append_pointer_token(out, key);
 }
 
-void PodPatcher::add(std::string path, std::string value_json) {
-  patch_.push_back({PatchOp::Kind::Add, std::move(path), std::move(value_json)});
+void PodPatcher::append_container_path(std::string& out, const ContainerView& c, std::string_view rest,
+                                       std::string_view key) const {
+  out += base_;
+  out += "/spec/";
+  out += container_list_name(c.kind);
+  out += '/';
+  append_integer(out, static_cast<int64_t>(c.index));
+  out += rest;
+  append_pointer_token(out, key);
+}
+
+void PodPatcher::add_object(std::string_view rest) {
+  patch_.add([&](std::string& out) { append_pod_path(out, rest); }, [](std::string& out) { out += "{}"; });
+}
+
+void PodPatcher::add_string(std::string_view map, std::string_view key, std::string_view value) {
+  patch_.add([&](std::string& out) { append_pod_path(out, map, key); },
+             [&](std::string& out) { append_json_string(out, value); });
 }
 
 void PodPatcher::ensure_metadata() {
   if (pod_.has_metadata) return;
-  add(pod_path("/metadata"), "{}");
+  add_object("/metadata");
   pod_.has_metadata = true;
 }
 
 void PodPatcher::add_label(std::string_view key, std::string_view value) {
   ensure_metadata();
   if (!pod_.has_labels) {
-    add(pod_path("/metadata/labels"), "{}");
+    add_object("/metadata/labels");
     pod_.has_labels = true;
   }
-  std::string path = pod_path("/metadata/labels/");
-  append_pointer_token(path, key);
-  std::string json;
-  append_json_string(json, value);
-  add(std::move(path), std::move(json));
+  add_string("/metadata/labels/", key, value);
   pod_.labels.emplace_back(key, value);
 }
 
 void PodPatcher::set_annotation(std::string_view key, std::string_view value) {
   ensure_metadata();
   if (!pod_.has_annotations) {
-    add(pod_path("/metadata/annotations"), "{}");
+    add_object("/metadata/annotations");
     pod_.has_annotations = true;
   }
-  std::string path = pod_path("/metadata/annotations/");
-  append_pointer_token(path, key);
-  std::string json;
-  append_json_string(json, value);
-  add(std::move(path), std::move(json));
+  add_string("/metadata/annotations/", key, value);
 }
 
 void PodPatcher::add_node_selector(std::string_view key, std::string_view value) {
   if (!pod_.has_spec) {
-    add(pod_path("/spec"), "{}");
+    add_object("/spec");
     pod_.has_spec = true;
   }
   if (!pod_.has_node_selector) {
-    add(pod_path("/spec/nodeSelector"), "{}");
+    add_object("/spec/nodeSelector");
     pod_.has_node_selector = true;
   }
-  std::string path = pod_path("/spec/nodeSelector/");
-  append_pointer_token(path, key);
-  std::string json;
-  append_json_string(json, value);
-  add(std::move(path), std::move(json));
+  add_string("/spec/nodeSelector/", key, value);
   pod_.node_selector.emplace_back(key, value);
 }
 
-std::string PodPatcher::container_path(const ContainerView& c) const {
-  std::string out = pod_path("/spec/");
-  out += container_list_name(c.kind);
-  out += '/';
-  out += std::to_string(c.index);
-  return out;
-}
-
-std::string PodPatcher::resource_list_path(const ContainerView& c, bool limits) const {
-  return container_path(c) + (limits ? "/resources/limits/" : "/resources/requests/");
-}
-
 void PodPatcher::rename_resource(ContainerView& c, bool limits, ResourceQuantity& q, std::string_view new_name) {
-  std::string list = resource_list_path(c, limits);
-  std::string old_path = list;
-  append_pointer_token(old_path, q.name);
-  patch_.push_back({PatchOp::Kind::Remove, std::move(old_path), {}});
-  std::string new_path = std::move(list);
-  append_pointer_token(new_path, new_name);
-  add(std::move(new_path), quantity_json(q));
+  patch_.remove([&](std::string& out) { append_container_path(out, c, resource_list(limits), q.name); });
+  patch_.add([&](std::string& out) { append_container_path(out, c, resource_list(limits), new_name); },
+             [&](std::string& out) { append_quantity_json(out, q); });
   q.name = new_name;
 }
 
 void PodPatcher::merge_resource(ContainerView& c, bool limits, size_t index, ResourceQuantity& into, int64_t total) {
   auto& list = limits ? c.limits : c.requests;
-  std::string path = resource_list_path(c, limits);
-  std::string into_path = path;
-  append_pointer_token(into_path, into.name);
-  append_pointer_token(path, list[index].name);
-  patch_.push_back({PatchOp::Kind::Remove, std::move(path), {}});
-  std::string json;
-  append_json_string(json, std::to_string(total));
-  add(std::move(into_path), std::move(json));
+  patch_.remove([&](std::string& out) { append_container_path(out, c, resource_list(limits), list[index].name); });
+  patch_.add([&](std::string& out) { append_container_path(out, c, resource_list(limits), into.name); },
+             [&](std::string& out) {
+               out += '"';  // the sum as a quantity string: digits need no escaping
+               append_integer(out, total);
+               out += '"';
+             });
   into.form = ResourceQuantity::Form::Integer;  // `into` moves with its element below
   into.integer = total;
   list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
 void PodPatcher::add_env(ContainerView& c, std::string_view name, std::string_view value) {
-  std::string entry = "{\"name\":";
-  append_json_string(entry, name);
-  entry += ",\"value\":";
-  append_json_string(entry, value);
-  entry += '}';
-  if (c.has_env) {
-    add(container_path(c) + "/env/-", std::move(entry));
-  } else {
-    add(container_path(c) + "/env", "[" + entry + "]");
-    c.has_env = true;
-  }
+  const bool new_list = !c.has_env;  // then the whole list is added, else appended to
+  patch_.add([&](std::string& out) { append_container_path(out, c, new_list ? "/env" : "/env/-"); },
+             [&](std::string& out) {
+               if (new_list) out += '[';
+               out += "{\"name\":";
+               append_json_string(out, name);
+               out += ",\"value\":";
+               append_json_string(out, value);
+               out += '}';
+               if (new_list) out += ']';
+             });
+  c.has_env = true;
   c.env.push_back({name, value, false});
 }
 
-std::string quantity_json(const ResourceQuantity& q) {
+void append_quantity_json(std::string& out, const ResourceQuantity& q) {
   switch (q.form) {
-    case ResourceQuantity::Form::String: {
-      std::string out;
-      append_json_string(out, q.text);
-      return out;
-    }
-    case ResourceQuantity::Form::Integer: return std::to_string(q.integer);
+    case ResourceQuantity::Form::String: append_json_string(out, q.text); return;
+    case ResourceQuantity::Form::Integer: append_integer(out, q.integer); return;
     case ResourceQuantity::Form::Float: {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.17g", q.number);
-      return buf;
+      const int n = std::snprintf(buf, sizeof buf, "%.17g", q.number);
+      out.append(buf, static_cast<size_t>(n));
+      return;
     }
   }
-  return "0";
+  out += '0';
+}
+
+std::string quantity_json(const ResourceQuantity& q) {
+  std::string out;
+  append_quantity_json(out, q);
+  return out;
 }
 
 }  // namespace gpu_admission::policy

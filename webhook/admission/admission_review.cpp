@@ -212,7 +212,10 @@ void encode_admission_response(const AdmissionResponse& r, std::string& out) {
   }
   if (r.patch && !r.patch->empty()) {
     out += ",\"patchType\":\"JSONPatch\",\"patch\":\"";
-    append_base64(out, policy::patch_to_json(*r.patch));
+    thread_local std::string patch_json;  // per-thread scratch: cleared, its capacity kept
+    patch_json.clear();
+    policy::append_patch_json(patch_json, *r.patch);
+    append_base64(out, patch_json);
     out += '"';
   }
   out += "}}";

@@ -90,8 +90,9 @@ void print_text(const std::vector<OfflineResult>& results) {
     if (!d.patch.empty()) {
       std::printf("  mutations (%zu patch operations):\n", d.patch.size());
       for (const auto& op : d.patch) {
-        if (op.kind == policy::PatchOp::Kind::Remove) std::printf("    remove %s\n", op.path.c_str());
-        else std::printf("    add    %s = %s\n", op.path.c_str(), op.value.c_str());
+        const int path_len = static_cast<int>(op.path.size()), value_len = static_cast<int>(op.value.size());
+        if (op.kind == policy::PatchOp::Kind::Remove) std::printf("    remove %.*s\n", path_len, op.path.data());
+        else std::printf("    add    %.*s = %.*s\n", path_len, op.path.data(), value_len, op.value.data());
       }
     }
     std::printf("\n");
