@@ -55,11 +55,12 @@ bool Reader::duplicate(const Loc& at, std::string_view key) {
   return fail(at, "duplicate key \"" + std::string(key) + "\" (ambiguous JSON is refused)");
 }
 
-bool Reader::string_map(od::value& v, StringViewPairs& out, const Loc& at) {
+bool Reader::string_map(od::value& v, StringViewPairs& out, const Loc& at, bool (*decode_value)(std::string_view)) {
   const size_t first = out.size();
   const bool read = map_fields(v, at, [&](std::string_view key, od::value& value, const Loc& value_at) {
     std::string_view text;
-    if (!as_string(value, text, value_at)) return false;
+    const bool decode = !decode_value || decode_value(key);
+    if (!(decode ? as_string(value, text, value_at) : undecoded_string(value, text, value_at))) return false;
     out.emplace_back(key, text);
     return true;
   });

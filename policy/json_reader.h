@@ -210,8 +210,20 @@ class Reader {
   GPU_ADMISSION_ALWAYS_INLINE bool string_if_string(od::value& v, std::string_view& out, const Loc& at) {
     return first_char(v) != '"' || as_string(v, out, at);
   }
+  // A string value's JSON text between its quotes, escapes left as sent: its type is checked but
+  // its bytes are not read (stage 1 checked them as UTF-8 and found the closing quote).
+  GPU_ADMISSION_ALWAYS_INLINE bool undecoded_string(od::value& v, std::string_view& out, const Loc& at) {
+    std::string_view token = v.raw_json_token();  // to the next structural: trailing blanks included
+    if (token[0] != '"') return fail(at, "must be a string");
+    while (token.size() > 2 && token.back() != '"') token.remove_suffix(1);
+    if (token.size() < 2 || token.back() != '"') return fail_invalid(at, "not a valid string");
+    out = token.substr(1, token.size() - 2);
+    return true;
+  }
   // A map of strings (labels, annotations, nodeSelector) appended to `out`; repeated keys refused.
-  bool string_map(od::value& v, StringViewPairs& out, const Loc& at);
+  // With `decode_value`, only the values of keys it accepts are decoded, the others are kept
+  // undecoded (undecoded_string).
+  bool string_map(od::value& v, StringViewPairs& out, const Loc& at, bool (*decode_value)(std::string_view) = nullptr);
   // Requires `names` (keys just read from the map at `at`) to hold no key twice.
   bool unique(const std::vector<std::string_view>& names, const Loc& at);
 

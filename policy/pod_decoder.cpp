@@ -6,6 +6,7 @@
 #include <string>
 
 #include "policy/json_reader.h"
+#include "policy/tenant_labels.h"
 
 namespace gpu_admission::policy {
 namespace {
@@ -58,7 +59,7 @@ class Decoder : public json::Reader {
         default:
           if (!pod_metadata) return true;
           pod_.has_annotations = true;
-          return string_map(value, pod_.annotations, value_at);
+          return string_map(value, pod_.annotations, value_at, decoded_annotation);
       }
     });
   }

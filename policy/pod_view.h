@@ -133,6 +133,9 @@ struct PodView {
   bool has_spec = false;
   bool has_node_selector = false;
   StringViewPairs labels;
+  // Every annotation's key. The values of the annotations gpu-admission reads (decoded_annotation
+  // in tenant_labels.h) are decoded; the others hold their JSON text undecoded (escapes as sent),
+  // since no rule reads them (a kubectl last-applied-configuration is kilobytes of escapes).
   StringViewPairs annotations;
   StringViewPairs node_selector;
   std::vector<NodeSelectorTerm> required_node_affinity;  // requiredDuringScheduling...nodeSelectorTerms
@@ -150,7 +153,7 @@ struct PodView {
   ContainerView& add_container();
 
   std::string_view label(std::string_view key, bool* found = nullptr) const;
-  std::string_view annotation(std::string_view key, bool* found = nullptr) const;
+  std::string_view annotation(std::string_view key, bool* found = nullptr) const;  // a decoded_annotation key
   std::string_view node_selector_value(std::string_view key, bool* found = nullptr) const;
 
  private:
