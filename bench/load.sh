@@ -142,6 +142,14 @@ warm_up "https://127.0.0.1:$nginx_port/validate"
 run_wrk "nginx fixed reply" "https://127.0.0.1:$nginx_port/validate" 16
 nginx_rps="$last_rps"
 run_wrk "nginx fixed reply" "https://127.0.0.1:$nginx_port/validate" 256
+# The same fixed reply to the everything-on section's /validate body (a bigger review): the
+# ratio of that section on equal bytes read.
+nginx_dra_rps=0
+if [ "$CLUSTER" = 1 ] && [ -f "$work/dra-pod-mutated.json" ]; then
+  write_script "$work/post-dra-validate.lua" "$work/dra-pod-mutated.json"
+  run_wrk "nginx fixed reply, DRA body" "https://127.0.0.1:$nginx_port/validate" 16 post-dra-validate.lua
+  nginx_dra_rps="$last_rps"
+fi
 kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'
 
 # --- Go net/http + encoding/json webhook, same core (GOMAXPROCS=1: one core) --------------
@@ -261,7 +269,6 @@ run_cluster() {
   cluster_checks="/validate allowed the DRA pod (claim lookups: $hits cache hits, 0 GETs, 0 absent); /mutate wrote NVIDIA_VISIBLE_DEVICES=void into $got of $want containers"
   echo "gpu-admission+cluster: $cluster_checks" >&2
 
-  write_script "$work/post-dra-validate.lua" "$work/dra-pod-mutated.json"
   write_script "$work/post-cpu-mutate.lua" "$work/cpu-pod.json"
   local before=${#results[@]}
   row_width=32
@@ -319,6 +326,7 @@ case "$cluster_status" in
     printf '%-32s %6s %12s %10s %10s %8s\n' "target" "conns" "requests/s" "p50" "p99" "errors"
     printf '%s\n' "${cluster_rows[@]}"
     awk -v v="$cluster_rps" -v n="$nginx_rps" 'BEGIN { if (n > 0) printf "gpu-admission+cluster /validate vs nginx fixed reply at 16 connections: %.2fx\n", v / n }'
+    awk -v v="$cluster_rps" -v n="$nginx_dra_rps" 'BEGIN { if (n > 0) printf "gpu-admission+cluster /validate vs nginx fixed reply to the same DRA review body at 16 connections: %.2fx\n", v / n }'
     awk -v v="$cluster_rps" -v p="$validate_rps" 'BEGIN { if (p > 0) printf "gpu-admission+cluster /validate vs gpu-admission /validate (training pod, no cluster state) at 16 connections: %.2fx\n", v / p }'
     awk -v v="$cluster_rps_256" -v p="$validate_rps_256" 'BEGIN { if (p > 0) printf "gpu-admission+cluster /validate vs gpu-admission /validate at 256 connections: %.2fx\n", v / p }'
     echo "gpu-admission+cluster peak RSS: $(( cluster_peak_kb / 1024 )) MiB; open file descriptors at the end: $cluster_fds; claim lookups: $cluster_lookups"
