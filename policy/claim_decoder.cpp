@@ -2,6 +2,7 @@
 // typed getters come from policy/dom_reader.h, shared with the pod decoder.
 #include "policy/claim_decoder.h"
 
+#include "policy/claim_gpus.h"
 #include "policy/dom_reader.h"
 
 #include <string>
@@ -62,7 +63,9 @@ class Decoder : public dom::Reader {
     if (!as_string(e, out.device_class, at.child("deviceClassName"))) return false;
     if (out.device_class.empty()) return fail(at.child("deviceClassName"), "must not be empty");
     if (admin_access && !optional_bool(obj, "adminAccess", out.admin_access, at)) return false;
-    return allocation(obj, out, at) && selectors(obj, out, at);
+    if (!allocation(obj, out, at) || !selectors(obj, out, at)) return false;
+    find_pinned_mig_profiles(out);
+    return true;
   }
 
   bool first_available(element v, DeviceRequestView& out, const Loc& at) {

@@ -78,6 +78,14 @@ int64_t profile_device_slices(std::string_view profile, const GpuCounting& count
 
 }  // namespace
 
+void find_pinned_mig_profiles(DeviceSubrequest& sub) {
+  ProfileList pins;
+  for (std::string_view cel : sub.selectors) append_pinned_mig_profiles(cel, pins);
+  sort_unique(pins);
+  sub.pinned_profiles.assign(pins.begin(), pins.end());
+  sub.pins_found = true;
+}
+
 GpuClassKind default_gpu_class_kind(std::string_view device_class) {
   if (device_class == "gpu.nvidia.com" || device_class == "vfio.gpu.nvidia.com") return GpuClassKind::Full;
   if (device_class == "mig.nvidia.com") return GpuClassKind::Mig;
@@ -97,9 +105,12 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
   if (kind == GpuClassKind::Mig) {
     // Every selector must hold: each pin restricts the device; with different pins (nothing
     // matches) the largest is counted.
-    for (std::string_view cel : sub.selectors)
-      append_pinned_mig_profiles(cel, out.profiles);
-    sort_unique(out.profiles);
+    if (sub.pins_found) {
+      out.profiles.assign(sub.pinned_profiles.begin(), sub.pinned_profiles.end());
+    } else {
+      for (std::string_view cel : sub.selectors) append_pinned_mig_profiles(cel, out.profiles);
+      sort_unique(out.profiles);
+    }
     if (!out.profiles.empty()) {
       device_slices = 0;
       for (std::string_view profile : out.profiles)

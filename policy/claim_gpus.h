@@ -44,6 +44,8 @@ std::optional<std::string> pinned_mig_profile(std::string_view cel);
 std::vector<std::string_view> pinned_mig_profiles(std::string_view cel);
 // The same appended to `out` (sorted and without repeats among those appended).
 void append_pinned_mig_profiles(std::string_view cel, ProfileList& out);
+// Sets sub.pinned_profiles to what all of its selectors pin (sorted, distinct) and pins_found.
+void find_pinned_mig_profiles(DeviceSubrequest& sub);
 
 enum class GpuClassKind : uint8_t { NotGpu, Full, Mig };
 

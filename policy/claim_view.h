@@ -24,6 +24,12 @@ struct DeviceSubrequest {
   int64_t count = 1;                  // ExactCount only
   bool admin_access = false;
   std::vector<std::string_view> selectors;  // CEL expressions (selectors[].cel.expression)
+  // The MIG profiles `selectors` pin, sorted and distinct, when `pins_found` (views into the
+  // selectors; claim_gpus.h: find_pinned_mig_profiles). The claim decoder finds them once, so a
+  // pod using a cached claim does not read its CEL on every request; counting a view built
+  // otherwise finds them itself.
+  bool pins_found = false;
+  std::vector<std::string_view> pinned_profiles;
 };
 
 struct DeviceRequestView {

@@ -125,12 +125,18 @@ spec:
   CHECK(big.alternatives[0].admin_access);
   REQUIRE(big.alternatives[0].selectors.size() == 2);
   CHECK(big.alternatives[0].selectors[0] == "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'");
+  // The pins are found once, at decoding, as views into the selector.
+  CHECK(big.alternatives[0].pins_found);
+  CHECK(big.alternatives[0].pinned_profiles == std::vector<std::string_view>{"1g.10gb"});
+  CHECK(big.alternatives[0].pinned_profiles[0].data() == big.alternatives[0].selectors[0].data() + big.alternatives[0].selectors[0].find("1g.10gb"));
   const auto& plain = c.requests[1].alternatives.at(0);
   CHECK(c.requests[1].index == 1);
   CHECK(plain.mode == AllocationMode::ExactCount);
   CHECK(plain.count == 1);
   CHECK_FALSE(plain.admin_access);
   CHECK(plain.selectors.empty());
+  CHECK(plain.pins_found);
+  CHECK(plain.pinned_profiles.empty());
   CHECK(c.requests[2].alternatives.at(0).mode == AllocationMode::All);
   CHECK(c.configs.empty());
 }

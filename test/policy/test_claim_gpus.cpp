@@ -162,6 +162,42 @@ TEST_CASE("CEL pin parser: deep nesting and long chains", "[claim][cel]") {
   CHECK_FALSE(policy::pinned_mig_profile(std::string(20000, '(') + kPin).has_value());
 }
 
+TEST_CASE("pins found once count as the pins found when counting", "[claim][cel]") {
+  // Every pin and non-pin above, alone, after another selector, and in pairs, on a MIG and a
+  // full-GPU class: counting a subrequest whose pins were found in advance (as the claim decoder
+  // does) gives the same slices and profiles as counting one that finds them itself.
+  std::vector<std::string> selectors;
+  for (const auto& c : kPins) selectors.push_back(c.cel);
+  selectors.insert(selectors.end(), kNonPins.begin(), kNonPins.end());
+  std::vector<std::vector<std::string_view>> cases = {{}};
+  for (const auto& a : selectors) {
+    cases.push_back({a});
+    cases.push_back({"x == 1", a});
+    cases.push_back({a, kPin3});
+  }
+  GpuCounting seven;
+  for (std::string_view device_class : {"mig.nvidia.com", "gpu.nvidia.com"}) {
+    for (const auto& list : cases) {
+      DeviceSubrequest lazy = sub(device_class, 2, list);
+      DeviceSubrequest found = lazy;
+      policy::find_pinned_mig_profiles(found);
+      CHECK(found.pins_found);
+      const auto a = policy::count_subrequest(lazy, seven);
+      const auto b = policy::count_subrequest(found, seven);
+      INFO(device_class << " " << (list.empty() ? std::string_view("(none)") : list.front()));
+      CHECK(a.slices == b.slices);
+      CHECK(a.profiles == b.profiles);
+      if (device_class == "mig.nvidia.com")
+        CHECK(std::vector<std::string_view>(a.profiles.begin(), a.profiles.end()) == found.pinned_profiles);
+    }
+  }
+  // What counting reads when the pins were found: the list, not the selectors.
+  DeviceSubrequest stale = sub("mig.nvidia.com", 1, {kPin});
+  stale.pins_found = true;
+  stale.pinned_profiles = {"3g.40gb"};
+  CHECK(policy::count_subrequest(stale, seven).slices == 3);
+}
+
 TEST_CASE("device classes", "[claim]") {
   CHECK(policy::default_gpu_class_kind("gpu.nvidia.com") == GpuClassKind::Full);
   CHECK(policy::default_gpu_class_kind("vfio.gpu.nvidia.com") == GpuClassKind::Full);

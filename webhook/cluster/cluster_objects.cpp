@@ -18,6 +18,7 @@ void for_each_view(policy::ClaimView& view, F&& f) {
       f(alternative.name);
       f(alternative.device_class);
       for (auto& selector : alternative.selectors) f(selector);
+      for (auto& pin : alternative.pinned_profiles) f(pin);
     }
   }
   for (auto& config : view.configs) {
@@ -93,7 +94,7 @@ size_t entry_bytes(const ClaimEntry& entry) {
   for (const auto& request : entry.view.requests) {
     bytes += request.alternatives.capacity() * sizeof(policy::DeviceSubrequest);
     for (const auto& alternative : request.alternatives)
-      bytes += alternative.selectors.capacity() * sizeof(std::string_view);
+      bytes += (alternative.selectors.capacity() + alternative.pinned_profiles.capacity()) * sizeof(std::string_view);
   }
   bytes += entry.view.configs.capacity() * sizeof(policy::DriverConfigView);
   for (const auto& config : entry.view.configs) bytes += config.requests.capacity() * sizeof(std::string_view);

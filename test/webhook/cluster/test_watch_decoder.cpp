@@ -75,6 +75,18 @@ TEST_CASE("cluster objects: a list item without apiVersion decodes, and its copy
   CHECK(entry->view.requests[0].alternatives[0].selectors[0] == "x");
   CHECK(cl::entry_bytes(*entry) < 1024);
 
+  // The MIG profiles its selectors pin are found once and, like every string, kept in the entry.
+  std::string mig = R"({"metadata":{"name":"m","namespace":"n"},"spec":{"devices":{"requests":[{"name":"r","exactly":{"deviceClassName":"mig.nvidia.com","selectors":[{"cel":{"expression":"device.attributes['gpu.nvidia.com'].profile == '2g.20gb'"}}]}}]}}})";
+  auto pinned = cl::make_claim_entry(parser.parse(mig).value(), gpu_admission::policy::ClaimKind::Claim,
+                                     "resource.k8s.io/v1", scratch);
+  REQUIRE(pinned->ok());
+  mig.assign(mig.size(), '#');
+  parser.parse(std::string(R"({"x":"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"})")).value();
+  const auto& alternative = pinned->view.requests.at(0).alternatives.at(0);
+  CHECK(alternative.pins_found);
+  REQUIRE(alternative.pinned_profiles.size() == 1);
+  CHECK(alternative.pinned_profiles[0] == "2g.20gb");
+
   auto bad = cl::make_claim_entry(parser.parse(std::string(R"({"metadata":{"name":"b"},"spec":{"spec":{"devices":{"requests":[{"name":"r"}]}}}})")).value(),
                                   gpu_admission::policy::ClaimKind::Template, "resource.k8s.io/v1", scratch);
   CHECK_FALSE(bad->ok());
