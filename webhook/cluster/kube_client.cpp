@@ -135,12 +135,19 @@ std::unique_ptr<httplib::ClientImpl> KubeClient::make_client(std::chrono::millis
     client->set_ca_cert_store(store);  // owned by the client's SSL_CTX from here
   }
   client->enable_server_certificate_verification(!config_.insecure_skip_tls_verify);
-  client->set_connection_timeout(connect_timeout);
-  client->set_read_timeout(read_timeout);
-  client->set_write_timeout(connect_timeout);
   client->set_keep_alive(keep_alive);
-  if (const std::string token = bearer_token(); !token.empty()) client->set_bearer_token_auth(token);
+  prepare_request(*client, connect_timeout, read_timeout);
   return client;
+}
+
+// What each request sets anew on a client, new or kept: its deadlines, and the bearer token
+// (which the kubelet may have rotated since the client was made).
+void KubeClient::prepare_request(httplib::ClientImpl& client, std::chrono::milliseconds connect_timeout,
+                                 std::chrono::milliseconds read_timeout) const {
+  client.set_connection_timeout(connect_timeout);
+  client.set_read_timeout(read_timeout);
+  client.set_write_timeout(connect_timeout);
+  if (const std::string token = bearer_token(); !token.empty()) client.set_bearer_token_auth(token);
 }
 
 std::unique_ptr<httplib::ClientImpl> KubeClient::take_client(std::chrono::milliseconds timeout, bool& reused) const {
@@ -154,10 +161,7 @@ std::unique_ptr<httplib::ClientImpl> KubeClient::take_client(std::chrono::millis
   }
   reused = client != nullptr;
   if (!client) return make_client(timeout, timeout, true);
-  client->set_connection_timeout(timeout);
-  client->set_read_timeout(timeout);
-  client->set_write_timeout(timeout);
-  if (const std::string token = bearer_token(); !token.empty()) client->set_bearer_token_auth(token);  // may rotate
+  prepare_request(*client, timeout, timeout);
   return client;
 }
 

@@ -69,6 +69,8 @@ class KubeClient {
  private:
   std::unique_ptr<httplib::ClientImpl> make_client(std::chrono::milliseconds connect_timeout,
                                                    std::chrono::milliseconds read_timeout, bool keep_alive) const;
+  void prepare_request(httplib::ClientImpl& client, std::chrono::milliseconds connect_timeout,
+                       std::chrono::milliseconds read_timeout) const;
   // GETs reuse clients: each keeps its TLS context (the CA store is loaded once, not per
   // request) and its keep-alive connection. A client goes back to the pool only after a clean
   // exchange; `reused` says whether the one taken had served before.
