@@ -23,6 +23,12 @@ void sort_unique(ProfileList& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
+// What all of `sub`'s selectors pin, sorted and distinct, into the empty `out`.
+void collect_selector_pins(const DeviceSubrequest& sub, ProfileList& out) {
+  for (std::string_view cel : sub.selectors) append_pinned_mig_profiles(cel, out);
+  sort_unique(out);
+}
+
 // The request a config entry names: `req` of `req` or `req/subrequest`.
 std::string_view request_part(std::string_view listed) { return listed.substr(0, listed.find('/')); }
 
@@ -80,8 +86,7 @@ int64_t profile_device_slices(std::string_view profile, const GpuCounting& count
 
 void find_pinned_mig_profiles(DeviceSubrequest& sub) {
   ProfileList pins;
-  for (std::string_view cel : sub.selectors) append_pinned_mig_profiles(cel, pins);
-  sort_unique(pins);
+  collect_selector_pins(sub, pins);
   sub.pinned_profiles.assign(pins.begin(), pins.end());
   sub.pins_found = true;
 }
@@ -105,12 +110,8 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
   if (kind == GpuClassKind::Mig) {
     // Every selector must hold: each pin restricts the device; with different pins (nothing
     // matches) the largest is counted.
-    if (sub.pins_found) {
-      out.profiles.assign(sub.pinned_profiles.begin(), sub.pinned_profiles.end());
-    } else {
-      for (std::string_view cel : sub.selectors) append_pinned_mig_profiles(cel, out.profiles);
-      sort_unique(out.profiles);
-    }
+    if (sub.pins_found) out.profiles.assign(sub.pinned_profiles.begin(), sub.pinned_profiles.end());
+    else collect_selector_pins(sub, out.profiles);
     if (!out.profiles.empty()) {
       device_slices = 0;
       for (std::string_view profile : out.profiles)
