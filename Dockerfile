@@ -15,11 +15,13 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       cmake make g++ pkg-config \
       libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libsimdjson-dev prometheus-cpp-dev \
+      libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF \
- && cmake --build /build --parallel "$(nproc)" \
+# A profile-guided release build: instrumented, trained on the benchmark's reviews, built again
+# (scripts/build-pgo.sh; about 10% more requests/s than a plain -O3 build, bench/README.md).
+RUN scripts/build-pgo.sh /build \
  && strip --strip-unneeded /build/gpu-admission \
  && /build/gpu-admission version
 

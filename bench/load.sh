@@ -8,8 +8,9 @@
 # Then, with everything on (issue 16, CLUSTER=1, the default): gpu-admission serve with
 # --cluster required against a stand-in API server (bench/cluster_standin.cpp, pinned to wrk's
 # core, idle once synced) holding CLUSTER_OBJECTS objects (100,000: namespaces and
-# ResourceClaims), /validate of a GPU pod whose GPUs come from two of those claims and /mutate of
-# a pod whose five containers all get NVIDIA_VISIBLE_DEVICES=void from hide-gpus; it prints how
+# ResourceClaims), /validate of a GPU pod whose GPUs come from two of those claims, /mutate of a
+# pod whose five containers all get NVIDIA_VISIBLE_DEVICES=void from hide-gpus, and /validate of
+# the training pod above on that same server; it prints how
 # long the sync took and the RSS after it, and fails (exit 1) when the answers are not those.
 # Bounded: each run lasts DURATION seconds (default 10).
 #
@@ -17,6 +18,7 @@
 #   DURATION=300 bench/load.sh    # a longer run (RSS growth check)
 #   REFERENCES=0 bench/load.sh    # gpu-admission only
 #   CLUSTER=0 bench/load.sh       # without the cluster-state section
+#   PGO=0 bench/load.sh           # build BUILD (when missing) without profile-guided optimisation
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-10}"
@@ -25,6 +27,7 @@ CLIENT_CORE="${CLIENT_CORE:-1}"
 BUILD="${BUILD:-build-bench}"
 REFERENCES="${REFERENCES:-1}"
 CLUSTER="${CLUSTER:-1}"
+PGO="${PGO:-1}"
 CLUSTER_OBJECTS="${CLUSTER_OBJECTS:-100000}"
 standin="$BUILD/bench/gpu-admission-cluster-standin"
 
@@ -34,9 +37,14 @@ if ! need wrk || { [ "$REFERENCES" = 1 ] && { ! need nginx || ! need go; }; }; t
   $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q wrk nginx-light golang-go >/dev/null
 fi
 if [ ! -x "$BUILD/gpu-admission" ] || [ ! -x "$BUILD/bench/gpu-admission-bench" ]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF -DGPU_ADMISSION_BENCH=ON >/dev/null
-  cmake --build "$BUILD" -j"$(nproc)" --target gpu-admission gpu-admission-bench
+  if [ "$PGO" = 1 ]; then
+    scripts/build-pgo.sh "$BUILD"  # the release build: profile-guided (also builds the stand-in)
+  else
+    cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF -DGPU_ADMISSION_BENCH=ON >/dev/null
+    cmake --build "$BUILD" -j"$(nproc)" --target gpu-admission gpu-admission-bench
+  fi
 fi
+pgo="$(sed -n 's/^GPU_ADMISSION_PGO:STRING=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)"
 if [ "$CLUSTER" = 1 ] && [ ! -x "$standin" ] && [ -f "$BUILD/CMakeCache.txt" ]; then
   # A build tree from before the stand-in: add it (the section below is skipped if this fails).
   cmake --build "$BUILD" -j"$(nproc)" --target gpu-admission-cluster-standin >"${TMPDIR:-/tmp}/load-standin-build.log" 2>&1 ||
@@ -244,11 +252,15 @@ run_cluster() {
   echo "gpu-admission+cluster: ready after ${sync_s} s ($cached_ns namespaces, $cached_claims resourceclaims cached; informers: ${informer_sync:-no sync lines in the log}; CPU: $sync_cpu); RSS $(( synced_rss_kb / 1024 )) MiB" >&2
 
   # The answers the runs are about, once each: /validate allows the DRA pod (its two claims were
-  # counted from the cache, not refused as unknown), /mutate hides the GPUs from every container.
+  # counted from the cache, not refused as unknown) and the training pod, /mutate hides the GPUs from every container.
   local base="https://127.0.0.1:$cport" answer patch got
   answer="$(curl -sk -X POST -H 'Content-Type: application/json' --data-binary @"$work/dra-pod-mutated.json" "$base/validate")"
   if ! grep -q '"allowed":true' <<<"$answer"; then
     cluster_fail "/validate did not allow the DRA pod ($(wc -c <"$work/dra-pod-mutated.json") bytes): ${answer:0:600}"; return
+  fi
+  answer="$(curl -sk -X POST -H 'Content-Type: application/json' --data-binary @"$validate_review" "$base/validate")"
+  if ! grep -q '"allowed":true' <<<"$answer"; then
+    cluster_fail "/validate did not allow the training pod: ${answer:0:600}"; return
   fi
   answer="$(curl -sk -X POST -H 'Content-Type: application/json' --data-binary @"$work/cpu-pod.json" "$base/mutate")"
   patch="$(sed -n 's/.*"patch":"\([^"]*\)".*/\1/p' <<<"$answer" | base64 -d 2>/dev/null || true)"
@@ -266,7 +278,7 @@ run_cluster() {
   if [ "$hits" -lt 2 ] || [ "$fetched" != 0 ] || [ "$absent" != 0 ] || [ "$errors" != 0 ]; then
     cluster_fail "claim lookups were not all cache hits: hit $hits, fetched $fetched, absent $absent, error $errors"; return
   fi
-  cluster_checks="/validate allowed the DRA pod (claim lookups: $hits cache hits, 0 GETs, 0 absent); /mutate wrote NVIDIA_VISIBLE_DEVICES=void into $got of $want containers"
+  cluster_checks="/validate allowed the DRA pod (claim lookups: $hits cache hits, 0 GETs, 0 absent) and the training pod; /mutate wrote NVIDIA_VISIBLE_DEVICES=void into $got of $want containers"
   echo "gpu-admission+cluster: $cluster_checks" >&2
 
   write_script "$work/post-cpu-mutate.lua" "$work/cpu-pod.json"
@@ -277,6 +289,9 @@ run_cluster() {
   run_wrk "gpu-admission+cluster /validate" "$base/validate" 256 post-dra-validate.lua; cluster_rps_256="$last_rps"
   run_wrk "gpu-admission+cluster /mutate" "$base/mutate" 16 post-cpu-mutate.lua
   run_wrk "gpu-admission+cluster /mutate" "$base/mutate" 256 post-cpu-mutate.lua
+  # The headline review (training pod, extended-resource GPUs) on this server: what cluster
+  # state being on costs a review that names no claim.
+  run_wrk "gpu-admission+cluster /validate" "$base/validate" 16 post-validate.lua; cluster_training_rps="$last_rps"
   row_width=28
   cluster_rows=("${results[@]:$before}")
   results=("${results[@]:0:$before}")
@@ -307,7 +322,7 @@ if [ "$CLUSTER" = 1 ]; then
 fi
 
 echo
-echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'); server on core $SERVER_CORE, wrk (one thread) on core $CLIENT_CORE; 2 s warm-up, ${DURATION}s per run; review $(wc -c <"$review") bytes"
+echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'); server on core $SERVER_CORE, wrk (one thread) on core $CLIENT_CORE; build $BUILD (PGO: ${pgo:-OFF}); 2 s warm-up, ${DURATION}s per run; review $(wc -c <"$review") bytes"
 printf '%-28s %6s %12s %10s %10s %8s\n' "target" "conns" "requests/s" "p50" "p99" "errors"
 printf '%s\n' "${results[@]}"
 awk -v v="$validate_rps" -v n="$nginx_rps" 'BEGIN { if (n > 0) printf "gpu-admission /validate vs nginx fixed reply at 16 connections: %.2fx\n", v / n }'
@@ -321,13 +336,14 @@ case "$cluster_status" in
   ok)
     echo
     echo "with cluster state (--cluster required, stand-in API server with $CLUSTER_OBJECTS objects on core $CLIENT_CORE): $cached_ns namespaces and $cached_claims resourceclaims synced in ${sync_s} s (start to readyz; informers: ${informer_sync:-?}; CPU: $sync_cpu); RSS after sync $(( synced_rss_kb / 1024 )) MiB"
-    echo "/validate: DRA pod, GPUs from two ResourceClaims resolved from cluster state, $(wc -c <"$work/dra-pod-mutated.json") bytes; /mutate: pod of $want containers without GPUs, hide-gpus patches each, $(wc -c <"$work/cpu-pod.json") bytes"
+    echo "/validate: DRA pod, GPUs from two ResourceClaims resolved from cluster state, $(wc -c <"$work/dra-pod-mutated.json") bytes (last row: the training pod, $(wc -c <"$validate_review") bytes); /mutate: pod of $want containers without GPUs, hide-gpus patches each, $(wc -c <"$work/cpu-pod.json") bytes"
     echo "checked before the runs: $cluster_checks"
     printf '%-32s %6s %12s %10s %10s %8s\n' "target" "conns" "requests/s" "p50" "p99" "errors"
     printf '%s\n' "${cluster_rows[@]}"
     awk -v v="$cluster_rps" -v n="$nginx_rps" 'BEGIN { if (n > 0) printf "gpu-admission+cluster /validate vs nginx fixed reply at 16 connections: %.2fx\n", v / n }'
     awk -v v="$cluster_rps" -v n="$nginx_dra_rps" 'BEGIN { if (n > 0) printf "gpu-admission+cluster /validate vs nginx fixed reply to the same DRA review body at 16 connections: %.2fx\n", v / n }'
     awk -v v="$cluster_rps" -v p="$validate_rps" 'BEGIN { if (p > 0) printf "gpu-admission+cluster /validate vs gpu-admission /validate (training pod, no cluster state) at 16 connections: %.2fx\n", v / p }'
+    awk -v v="$cluster_training_rps" -v n="$nginx_rps" -v p="$validate_rps" 'BEGIN { if (n > 0 && p > 0) printf "gpu-admission+cluster /validate of the training pod (last row) vs nginx fixed reply at 16 connections: %.2fx (%.2fx of the server without cluster state)\n", v / n, v / p }'
     awk -v v="$cluster_rps_256" -v p="$validate_rps_256" 'BEGIN { if (p > 0) printf "gpu-admission+cluster /validate vs gpu-admission /validate at 256 connections: %.2fx\n", v / p }'
     echo "gpu-admission+cluster peak RSS: $(( cluster_peak_kb / 1024 )) MiB; open file descriptors at the end: $cluster_fds; claim lookups: $cluster_lookups"
     ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds everything and runs every test with CTest. In CI (CI=true) or
-# with SANITIZE=1, the suite then runs again built with AddressSanitizer and UBSan, and each
-# libFuzzer target runs for FUZZ_SECONDS (default 60) from its seed corpus.
+# with SANITIZE=1, the suite then runs again built with AddressSanitizer and UBSan; each
+# libFuzzer target runs for FUZZ_SECONDS (default 60) from its seed corpus (CI or FUZZ=1); and
+# the suite runs against the profile-guided release build the Dockerfile ships (CI or PGO=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -28,4 +29,10 @@ if [ "${CI:-}" = "true" ] || [ "${FUZZ:-0}" = "1" ]; then
     -DGPU_ADMISSION_FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
   cmake --build build-fuzz -j"$jobs"
   (cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)
+fi
+
+if [ "${CI:-}" = "true" ] || [ "${PGO:-0}" = "1" ]; then
+  echo "--- the profile-guided release build (scripts/build-pgo.sh, as the Dockerfile builds) and the tests on it ---"
+  ./scripts/build-pgo.sh build-pgo -DGPU_ADMISSION_TESTS=ON
+  (cd build-pgo && ctest --output-on-failure -j"$jobs" -LE chart "$@")
 fi
