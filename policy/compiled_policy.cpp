@@ -1,6 +1,7 @@
 #include "policy/compiled_policy.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "policy/lint.h"
@@ -93,6 +94,9 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   };
   for (const auto& r : config.gpu_full) add(policy->resource_kinds_, r, GpuKind::Full);
   for (const auto& r : config.gpu_shared) add(policy->resource_kinds_, r, GpuKind::Shared);
+  size_t shortest = config.mig_prefix.empty() ? SIZE_MAX : config.mig_prefix.size();
+  for (const auto& [name, _] : policy->resource_kinds_) shortest = std::min(shortest, name.size());
+  policy->shortest_gpu_resource_ = shortest;
   for (const auto& c : config.device_classes_full) add(policy->device_class_kinds_, c, GpuKind::Full);
   for (const auto& c : config.device_classes_mig) add(policy->device_class_kinds_, c, GpuKind::Mig);
   policy->gpu_taints_ = to_taints(config.gpu_taints);
@@ -250,7 +254,7 @@ CompiledPolicy::GpuKind CompiledPolicy::classify_device_class(std::string_view d
   return GpuKind::NotGpu;
 }
 
-CompiledPolicy::GpuKind CompiledPolicy::classify_resource(std::string_view resource) const {
+CompiledPolicy::GpuKind CompiledPolicy::classify_long_resource(std::string_view resource) const {
   for (const auto& [name, kind] : resource_kinds_)
     if (name == resource) return kind;
   if (!config_.mig_prefix.empty() && resource.starts_with(config_.mig_prefix)) return GpuKind::Mig;

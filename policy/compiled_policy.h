@@ -90,7 +90,10 @@ class CompiledPolicy {
   const std::vector<Tenant>& tenants() const { return tenants_; }
 
   enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig };
-  GpuKind classify_resource(std::string_view resource) const;
+  GpuKind classify_resource(std::string_view resource) const {
+    // "cpu", "memory" and the like are shorter than every GPU resource name: answered inline.
+    return resource.size() < shortest_gpu_resource_ ? GpuKind::NotGpu : classify_long_resource(resource);
+  }
   const std::string& mig_prefix() const { return config_.mig_prefix; }
   const std::vector<std::string>& full_resources() const { return config_.gpu_full; }
   // DRA: a DeviceClass that hands out whole GPUs (Full) or MIG slices (Mig); others are NotGpu.
@@ -110,6 +113,8 @@ class CompiledPolicy {
   const std::vector<WorkloadKindDef>& policy_workload_kinds() const { return workload_kinds_; }
 
  private:
+  GpuKind classify_long_resource(std::string_view resource) const;
+
   PolicyConfig config_;
   std::string hash_;
   GlobIndex exempt_namespaces_;
@@ -123,6 +128,7 @@ class CompiledPolicy {
   // bytes (cheaper than hashing the name on every lookup).
   std::vector<std::pair<std::string, GpuKind>> resource_kinds_;
   std::vector<std::pair<std::string, GpuKind>> device_class_kinds_;
+  size_t shortest_gpu_resource_ = 0;  // of resource_kinds_ and the MIG prefix
   std::vector<Taint> gpu_taints_;
   HostPathTable gpu_host_paths_;
   std::vector<WorkloadKindDef> workload_kinds_;  // spec.workloads, compiled

@@ -106,9 +106,11 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
     // Requests first; a resource only in limits counts its limit (requests default to limits).
     // A limit beside a request counts only what it adds: the API server requires the two to be
     // equal for extended resources, but a file given to `check` may not, and the larger counts.
-    auto count = [&](const ResourceQuantity& q, bool in_limits, int64_t already) {
+    auto count = [&](const ResourceQuantity& q, bool in_limits) {
       int64_t per_unit = slices_per_unit(policy, q.name, out.slices_per_gpu);
       if (per_unit == 0) return;
+      const ResourceQuantity* request = in_limits ? find_resource(c.requests, q.name) : nullptr;
+      const int64_t already = request ? units_of(quantity_of(*request)) : 0;
       Quantity value = quantity_of(q);
       // A quantity too large to represent is a whole number: it counts above any cap, and is a
       // finding only where a cap applies (the cap check below).
@@ -122,11 +124,8 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
       const int64_t units = units_of(value);
       if (units > already) total = sat_add(total, sat_mul(units - already, per_unit));
     };
-    for (const auto& q : c.requests) count(q, false, 0);
-    for (const auto& q : c.limits) {
-      const ResourceQuantity* request = find_resource(c.requests, q.name);
-      count(q, true, request ? units_of(quantity_of(*request)) : 0);
-    }
+    for (const auto& q : c.requests) count(q, false);
+    for (const auto& q : c.limits) count(q, true);
     return total;
   };
 

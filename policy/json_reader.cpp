@@ -15,14 +15,6 @@ DecodeError invalid_json(simdjson::error_code code, std::string field) {
 namespace json {
 
 std::optional<std::string_view> first_repeated(const std::vector<std::string_view>& names) {
-  if (names.size() <= 16) {
-    // Small maps, nearly all of them: comparing each pair is cheaper than sorting.
-    for (size_t i = 1; i < names.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        if (names[i] == names[j]) return names[i];
-    return std::nullopt;
-  }
-  // Large maps (100,000 labels is a valid body) in n log n, on a copy: order is kept.
   thread_local std::vector<std::string_view> sorted;
   sorted.assign(names.begin(), names.end());
   std::sort(sorted.begin(), sorted.end());
@@ -65,15 +57,7 @@ bool Reader::string_map(od::value& v, StringViewPairs& out, const Loc& at, bool 
     return true;
   });
   if (!read) return false;
-  thread_local std::vector<std::string_view> names;
-  names.clear();
-  for (size_t i = first; i < out.size(); ++i) names.push_back(out[i].first);
-  return unique(names, at);
-}
-
-bool Reader::unique(const std::vector<std::string_view>& names, const Loc& at) {
-  if (auto repeated = first_repeated(names)) return duplicate(at, *repeated);
-  return true;
+  return unique_keys(out.data() + first, out.size() - first, [](const auto& pair) { return pair.first; }, at);
 }
 
 simdjson::simdjson_result<od::document> iterate(od::parser& parser, std::string_view json, bool padded,

@@ -70,7 +70,7 @@ constexpr KeyTable<sizeof...(K)> keys(K... names) {
   return KeyTable<sizeof...(K)>{{std::string_view(names)...}};
 }
 
-// The first key that appears twice in `names` (any order), or nullopt.
+// The first key that appears twice in `names` (any order), or nullopt; n log n, on a copy.
 std::optional<std::string_view> first_repeated(const std::vector<std::string_view>& names);
 
 class Reader {
@@ -224,8 +224,24 @@ class Reader {
   // With `decode_value`, only the values of keys it accepts are decoded, the others are kept
   // undecoded (undecoded_string).
   bool string_map(od::value& v, StringViewPairs& out, const Loc& at, bool (*decode_value)(std::string_view) = nullptr);
-  // Requires `names` (keys just read from the map at `at`) to hold no key twice.
-  bool unique(const std::vector<std::string_view>& names, const Loc& at);
+  // Requires the keys key(items[i]) of the `count` entries just read from the map at `at` to be
+  // distinct. Small maps, nearly all of them, compare each pair where they lie; large ones (100,000
+  // labels is a valid body) are sorted on a copy of their keys (first_repeated).
+  template <typename T, typename Key>
+  bool unique_keys(const T* items, size_t count, Key&& key, const Loc& at) {
+    if (count <= kPairwiseKeys) {
+      for (size_t i = 1; i < count; ++i)
+        for (size_t j = 0; j < i; ++j)
+          if (key(items[i]) == key(items[j])) return duplicate(at, key(items[i]));
+      return true;
+    }
+    thread_local std::vector<std::string_view> names;
+    names.clear();
+    for (size_t i = 0; i < count; ++i) names.push_back(key(items[i]));
+    if (auto repeated = first_repeated(names)) return duplicate(at, *repeated);
+    return true;
+  }
+  static constexpr size_t kPairwiseKeys = 16;
 
 };
 

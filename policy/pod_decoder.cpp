@@ -187,10 +187,7 @@ class Decoder : public json::Reader {
       return quantity(value, q, value_at);
     });
     if (!read) return false;
-    thread_local std::vector<std::string_view> names;
-    names.clear();
-    for (size_t i = first; i < out.size(); ++i) names.push_back(out[i].name);
-    return unique(names, at);
+    return unique_keys(out.data() + first, out.size() - first, [](const ResourceQuantity& q) { return q.name; }, at);
   }
 
   bool quantity(od::value& v, ResourceQuantity& q, const Loc& at) {

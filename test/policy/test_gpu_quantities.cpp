@@ -396,3 +396,30 @@ TEST_CASE("container_asks_for_gpu agrees with the pod's count", "[quantity]") {
           policy::compute_gpu_request(quantity_policy(), view, nullptr, nullptr).gpu_pod());
   }
 }
+
+TEST_CASE("resource names are classified whatever their length, against the policy's names", "[quantity]") {
+  // Names shorter than every GPU resource are answered without a lookup; the shortest here is
+  // one byte, then the MIG prefix is the shortest.
+  for (const bool one_byte_name : {true, false}) {
+    const std::string full = one_byte_name ? "[g, nvidia.com/gpu]" : "[nvidia.com/gpu]";
+    const webhook::PolicyLoad load = webhook::load_policy_text(R"(
+apiVersion: gpu-admission.io/v1alpha1
+kind: GpuAdmissionPolicy
+metadata: {name: names}
+spec:
+  gpuResources: {full: )" + full + R"(, shared: [ex.io/s], migPrefix: m/}
+)", "names.yaml");
+    INFO(load.report());
+    REQUIRE(load.policy);
+    using Kind = policy::CompiledPolicy::GpuKind;
+    const std::pair<const char*, Kind> cases[] = {
+        {"g", one_byte_name ? Kind::Full : Kind::NotGpu}, {"", Kind::NotGpu}, {"m", Kind::NotGpu},
+        {"m/", Kind::Mig}, {"m/1g.10gb", Kind::Mig}, {"cpu", Kind::NotGpu}, {"ex.io/s", Kind::Shared},
+        {"ex.io/", Kind::NotGpu}, {"nvidia.com/gpu", Kind::Full}, {"nvidia.com/gpu2", Kind::NotGpu},
+        {"memory", Kind::NotGpu}};
+    for (const auto& [name, kind] : cases) {
+      INFO("\"" << name << "\"" << (one_byte_name ? " with a one-byte GPU name" : ""));
+      CHECK(load.policy->classify_resource(name) == kind);
+    }
+  }
+}

@@ -59,6 +59,34 @@ TEST_CASE("a key read twice in the object is refused in the review, wherever it 
   }
 }
 
+TEST_CASE("a repeated key is found in read maps of every size", "[admission][ambiguity]") {
+  // Maps of up to 16 keys compare each pair, larger ones sort a copy: both sides of the line,
+  // the repeat first, last and in between, in labels and in a container's limits.
+  Fixture f;
+  for (size_t size : {2, 15, 16, 17, 18, 40}) {
+    for (size_t repeat_at : {size_t{0}, size / 2, size - 1}) {
+      INFO("map of " << size << " keys repeating key " << repeat_at);
+      json pod = gpu_pod();
+      for (size_t i = 0; i < size; ++i) {
+        pod["metadata"]["labels"]["label-" + std::to_string(i)] = "x";
+        pod["spec"]["containers"][0]["resources"]["limits"]["example.com/r" + std::to_string(i)] = "1";
+      }
+      const std::string clean = review(pod).dump();
+      json resp = call(f, webhook::Endpoint::Validate, review(pod))["response"];
+      INFO(resp.dump());
+      CHECK(resp.dump().find("duplicate key") == std::string::npos);  // judged (by tenant-pool), not refused
+      CHECK(resp["status"]["code"] != 400);
+      const std::pair<const char*, const char*> maps[] = {{"\"labels\":{", "label-"}, {"\"limits\":{", "example.com/r"}};
+      for (const auto& [needle, prefix] : maps) {
+        const std::string key = prefix + std::to_string(repeat_at);
+        json refused = refusal(f, insert_after(clean, needle, "\"" + key + "\":\"1\","));
+        const std::string message = refused["status"]["message"];
+        CHECK(message.find("duplicate key \"" + key + "\"") != std::string::npos);
+      }
+    }
+  }
+}
+
 TEST_CASE("keys are compared unescaped, as the API server's decoder reads them", "[admission][ambiguity]") {
   Fixture f;
   const std::string body = review(gpu_pod()).dump();
