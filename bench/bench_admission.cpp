@@ -8,10 +8,13 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstdio>
+#include <memory>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "bench/bench_reviews.h"
+#include "cluster_test_support.h"
 #include "webhook/admission/base64.h"
 #include "webhook/admission/admission.h"
 #include "webhook/cli/input_claims.h"
@@ -199,6 +202,47 @@ void run_with(benchmark::State& state, webhook::Endpoint endpoint, const std::st
 void BM_Validate_DraPod_TwoClusterClaims(benchmark::State& s) {
   run_with(s, webhook::Endpoint::Validate, dra_pod().mutated_review, &dra_pod().claims);
 }
+
+// (f) through serve's own resolver: a ClusterState synced from the tests' fake API server (the
+// pod's namespace among 1,000, its two claims among 10,000), so that what a cache hit costs in
+// serve (the lookup key, the sharded index, the lookup counter, the namespace's labels) is timed
+// and its allocations counted.
+struct SyncedClusterState {
+  cluster_test::FakeApiServer server;
+  webhook::Metrics metrics;
+  webhook::Logger logger{webhook::LogLevel::Error};
+  std::unique_ptr<webhook::cluster::ClusterState> state;
+  std::string error;  // why it is not usable
+  SyncedClusterState() {
+    constexpr int kNamespaces = 1'000, kClaims = 10'000;
+    for (int i = 0; i < kNamespaces; ++i) server.put("namespaces", bench::cluster_namespace(i, kNamespaces), false);
+    for (const Json& claim : bench::dra_pod_claims()) server.put("resourceclaims", claim, false);
+    for (int i = 0; i < kClaims; ++i) server.put("resourceclaims", bench::cluster_claim(i, kNamespaces), false);
+    if (!server.start()) {
+      error = "the fake API server did not start";
+      return;
+    }
+    state = std::make_unique<webhook::cluster::ClusterState>(cluster_test::config_for(server),
+                                                              webhook::cluster::ClusterOptions{}, &metrics, &logger);
+    if (!state->start(error)) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!(error = state->not_ready_reason()).empty() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    state->publish_now();
+  }
+};
+
+void BM_Validate_DraPod_ClusterState(benchmark::State& s) {
+  static SyncedClusterState cluster;
+  if (!cluster.error.empty()) {
+    s.SkipWithError(("cluster state: " + cluster.error).c_str());
+    return;
+  }
+  webhook::AdmissionService service(holder(PolicyKind::Default), nullptr, nullptr);
+  service.set_claim_resolver(cluster.state.get());
+  service.set_namespace_labels(cluster.state.get());
+  measure(s, service, webhook::Endpoint::Validate, dra_pod().mutated_review);
+}
 void BM_Mutate_CpuPod_HideGpusEveryContainer(benchmark::State& s) {
   run_with(s, webhook::Endpoint::Mutate, cpu_pod(), nullptr);
 }
@@ -222,6 +266,7 @@ BENCHMARK(BM_Validate_TrainingPod_LargePolicy);
 BENCHMARK(BM_Mutate_TrainingPod_LargePolicy);
 BENCHMARK(BM_Validate_LargePod_LargePolicy);
 BENCHMARK(BM_Validate_DraPod_TwoClusterClaims);
+BENCHMARK(BM_Validate_DraPod_ClusterState);
 BENCHMARK(BM_Mutate_CpuPod_HideGpusEveryContainer);
 
 // `--write-reviews DIR` writes the review bodies (for bench/load.sh) instead of benchmarking.

@@ -30,6 +30,32 @@ std::string key_of(std::string_view namespace_name, std::string_view name) {
   return key;
 }
 
+// key_of for a lookup on the request path: in place for names of valid length (a namespace of
+// at most 63 characters, a name of at most 253), so that a cache hit allocates nothing.
+class LookupKey {
+ public:
+  LookupKey(std::string_view namespace_name, std::string_view name) {
+    const size_t size = namespace_name.size() + 1 + name.size();
+    if (size > sizeof(buffer_)) {
+      long_key_ = key_of(namespace_name, name);
+      view_ = long_key_;
+      return;
+    }
+    namespace_name.copy(buffer_, namespace_name.size());
+    buffer_[namespace_name.size()] = '/';
+    name.copy(buffer_ + namespace_name.size() + 1, name.size());
+    view_ = std::string_view(buffer_, size);
+  }
+  LookupKey(const LookupKey&) = delete;
+  LookupKey& operator=(const LookupKey&) = delete;
+  std::string_view view() const { return view_; }
+
+ private:
+  char buffer_[63 + 1 + 253];
+  std::string long_key_;
+  std::string_view view_;
+};
+
 // An index fed by an informer. `Make` turns an object into its entry.
 template <typename Entry>
 class IndexStore final : public InformerStore {
@@ -345,7 +371,7 @@ const policy::ClaimView* ClusterState::find(policy::ClaimKind kind, std::string_
     return nullptr;
   }
   const ClaimStore& store = kind == policy::ClaimKind::Claim ? *s.claims : *s.templates;
-  if (const ClaimEntry* entry = store.index.find(key_of(namespace_name, name))) {
+  if (const ClaimEntry* entry = store.index.find(LookupKey(namespace_name, name).view())) {
     if (s.metrics != nullptr) s.metrics->count_cluster_lookup(resource, "hit");
     return entry->ok() ? &entry->view : nullptr;
   }

@@ -4,6 +4,9 @@
 // going away (serving continues on the last known state) and coming back.
 #include <catch2/catch.hpp>
 
+#include <utility>
+#include <vector>
+
 #include "cluster_test_support.h"
 #include "webhook/ops/logger.h"
 #include "webhook/ops/metrics.h"
@@ -79,6 +82,38 @@ TEST_CASE("cluster state: paged initial list, watch updates, GET fallback, delet
   CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"fetched\"} 1"));
   CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"absent\"} 1"));
   CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"hit\"}"));
+  state.stop();
+}
+
+// A hit builds its "namespace/name" key in place up to the longest valid names (63 + 1 + 253
+// characters) and on the heap beyond: both find exactly the object named, without a GET.
+TEST_CASE("cluster state: cached claims are found whatever the length of their names", "[cluster]") {
+  FakeApiServer server;
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"a", "b"},
+      {"a", "bc"},
+      {"ab", "c"},
+      {std::string(63, 'n'), std::string(253, 'c')},
+      {std::string(63, 'n'), std::string(252, 'c')},
+      {std::string(62, 'n'), std::string(254, 'c')},
+      {std::string(63, 'n'), std::string(254, 'c')},
+      {std::string(100, 'n'), std::string(400, 'c')},
+  };
+  for (size_t i = 0; i < names.size(); ++i)
+    server.put("resourceclaims", claim_object(false, names[i].first, names[i].second, static_cast<int>(i) + 1), false);
+  REQUIRE(server.start());
+
+  Logger logger(LogLevel::Error);
+  cl::ClusterState state(config_for(server), fast_options(), nullptr, &logger);
+  std::string error;
+  REQUIRE(state.start(error));
+  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  state.publish_now();
+  for (size_t i = 0; i < names.size(); ++i) {
+    INFO("namespace of " << names[i].first.size() << ", name of " << names[i].second.size() << " characters");
+    CHECK(first_count(state.find(ClaimKind::Claim, names[i].first, names[i].second)) == static_cast<long long>(i) + 1);
+  }
+  CHECK(server.counters.gets == 0);
   state.stop();
 }
 
