@@ -69,6 +69,12 @@ inline cl::KubeConfig config_for(const FakeApiServer& server) {
   return config;
 }
 
+// Starts `state` and waits until every resource is listed (false when either fails).
+inline bool started_and_synced(cl::ClusterState& state) {
+  std::string error;
+  return state.start(error) && eventually([&] { return state.not_ready_reason().empty(); });
+}
+
 inline cl::ClusterOptions fast_options() {
   cl::ClusterOptions options;
   options.informer.initial_backoff = 50ms;

@@ -36,9 +36,7 @@ TEST_CASE("cluster state: paged initial list, watch updates, GET fallback, delet
   Metrics metrics;
   Logger logger(LogLevel::Error);
   cl::ClusterState state(config_for(server), fast_options(), &metrics, &logger);
-  std::string error;
-  REQUIRE(state.start(error));
-  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  REQUIRE(started_and_synced(state));
   state.publish_now();
   CHECK(state.claims_version() == "v1");  // the newest of v1beta1, v1, v1beta2
   CHECK(server.counters.list_pages >= 3 + 2);  // 251 namespaces in pages of 100
@@ -105,9 +103,7 @@ TEST_CASE("cluster state: cached claims are found whatever the length of their n
 
   Logger logger(LogLevel::Error);
   cl::ClusterState state(config_for(server), fast_options(), nullptr, &logger);
-  std::string error;
-  REQUIRE(state.start(error));
-  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  REQUIRE(started_and_synced(state));
   state.publish_now();
   for (size_t i = 0; i < names.size(); ++i) {
     INFO("namespace of " << names[i].first.size() << ", name of " << names[i].second.size() << " characters");
@@ -124,9 +120,7 @@ TEST_CASE("cluster state: cut watches reconnect, 410 Gone relists, slow GETs are
   Metrics metrics;
   Logger logger(LogLevel::Error);
   cl::ClusterState state(config_for(server), fast_options(), &metrics, &logger);
-  std::string error;
-  REQUIRE(state.start(error));
-  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  REQUIRE(started_and_synced(state));
 
   // Cut: reconnect from the last resourceVersion, no relist.
   const int lists_before = server.counters.lists;
@@ -172,9 +166,7 @@ TEST_CASE("cluster state: the API server goes away, serving continues, and it co
   Logger logger(LogLevel::Error);
   Metrics metrics;
   cl::ClusterState state(config_for(server), fast_options(), &metrics, &logger);
-  std::string error;
-  REQUIRE(state.start(error));
-  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  REQUIRE(started_and_synced(state));
 
   server.stop();
   std::this_thread::sleep_for(300ms);
@@ -201,9 +193,7 @@ TEST_CASE("cluster state: a rotated service-account token is re-read after a 401
   config.token_file = dir.file("token");
   Logger logger(LogLevel::Error);
   cl::ClusterState state(config, fast_options(), nullptr, &logger);
-  std::string error;
-  REQUIRE(state.start(error));
-  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  REQUIRE(started_and_synced(state));
 
   server.token = "rotated-token";  // the API server now wants the new token...
   write_text(dir.file("token"), "rotated-token\n");  // ...which the kubelet has written
@@ -220,9 +210,7 @@ TEST_CASE("cluster state: without resource.k8s.io, claims are absent and readine
   REQUIRE(server.start());
   Logger logger(LogLevel::Error);
   cl::ClusterState state(config_for(server), fast_options(), nullptr, &logger);
-  std::string error;
-  REQUIRE(state.start(error));
-  REQUIRE(eventually([&] { return state.not_ready_reason().empty(); }));
+  REQUIRE(started_and_synced(state));
   CHECK(state.claims_version().empty());
   CHECK(state.find(ClaimKind::Claim, "team-a", "x") == nullptr);
   CHECK(server.counters.gets == 0);
