@@ -14,12 +14,10 @@ DecodeError invalid_json(simdjson::error_code code, std::string field) {
 
 namespace json {
 
-std::optional<std::string_view> first_repeated(const std::vector<std::string_view>& names) {
-  thread_local std::vector<std::string_view> sorted;
-  sorted.assign(names.begin(), names.end());
-  std::sort(sorted.begin(), sorted.end());
-  const auto repeated = std::adjacent_find(sorted.begin(), sorted.end());
-  if (repeated == sorted.end()) return std::nullopt;
+std::optional<std::string_view> first_repeated(std::vector<std::string_view>& names) {
+  std::sort(names.begin(), names.end());
+  const auto repeated = std::adjacent_find(names.begin(), names.end());
+  if (repeated == names.end()) return std::nullopt;
   return *repeated;
 }
 

@@ -70,8 +70,9 @@ constexpr KeyTable<sizeof...(K)> keys(K... names) {
   return KeyTable<sizeof...(K)>{{std::string_view(names)...}};
 }
 
-// The first key that appears twice in `names` (any order), or nullopt; n log n, on a copy.
-std::optional<std::string_view> first_repeated(const std::vector<std::string_view>& names);
+// The first key, in sorted order, that appears twice in `names`, or nullopt; n log n. Sorts
+// `names` in place (callers pass a copy of the keys).
+std::optional<std::string_view> first_repeated(std::vector<std::string_view>& names);
 
 class Reader {
  public:
