@@ -134,7 +134,11 @@ class Reader {
   template <typename Each>
   bool each_value(od::value& v, const Loc& at, Each&& each) {
     od::array list;
-    if (!as_array(v, list, at)) return false;
+    return as_array(v, list, at) && each_item(list, at, each);
+  }
+  // The same over a list already entered.
+  template <typename Each>
+  bool each_item(od::array& list, const Loc& at, Each&& each) {
     uint32_t i = 0;
     for (auto item : list) {
       const Loc item_at = at.item(i);

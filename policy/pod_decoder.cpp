@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "policy/env_names.h"
 #include "policy/json_reader.h"
 #include "policy/tenant_labels.h"
 
@@ -145,8 +146,17 @@ class Decoder : public json::Reader {
 
   // env: name, the literal value, valueFrom. A value that is not a string (the API server
   // refuses it) is read as no value: it is never the one value, "void", that a rule accepts.
+  // A list whose text names no variable a rule reads (policy/env_names.h) is skipped whole.
   bool env(od::value& v, ContainerView& c, const Loc& at) {
-    return each_object(v, at, [&](od::object var, const Loc& item_at, uint32_t) {
+    od::array list;
+    if (!as_array(v, list, at)) return false;
+    std::string_view text;
+    if (auto code = list.raw_json().get(text)) return fail(at, code);
+    if (!env_may_name_read(text)) return true;
+    if (auto code = list.reset().error()) return fail(at, code);  // back to the first entry
+    return each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t) {
+      od::object var;
+      if (!as_object(item, var, item_at)) return false;
       EnvVar& entry = c.env.emplace_back();
       return fields(var, kEnvKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
         if (key == 0) return as_string(value, entry.name, value_at);

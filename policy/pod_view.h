@@ -80,6 +80,8 @@ struct ContainerView {
   bool restartable = false;  // init container with restartPolicy: Always (a sidecar)
   bool privileged = false;
   bool has_env = false;      // the env list exists (patches append to it)
+  // Every entry of the env list, in list order, when its text names a variable a rule reads
+  // (kDeviceEnvVars, kMpsEnvPrefix: policy/env_names.h); none when it names none.
   std::vector<EnvVar> env;
   std::vector<EnvFromSource> env_from;
   bool has_resources = false;

@@ -1,4 +1,4 @@
-// Label, annotation and env names that gpu-admission writes.
+// Label, annotation and env names that gpu-admission writes or reads.
 #pragma once
 
 #include <algorithm>
@@ -20,5 +20,13 @@ inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
 // What hide-gpus sets in containers that ask for no GPU.
 inline constexpr std::string_view kVisibleDevicesEnv = "NVIDIA_VISIBLE_DEVICES";
 inline constexpr std::string_view kVisibleDevicesVoid = "void";
+
+// The env var names rules and mutations read: the device-injecting names the NVIDIA container
+// runtime obeys (gpu-device-access; hide-gpus writes the first) and the CUDA_MPS_ prefix
+// (mps-adversarial). The pod decoder reads an env list only when its JSON text could name one of
+// them (policy/env_names.h): a rule that reads another env name adds it here.
+inline constexpr std::array<std::string_view, 4> kDeviceEnvVars = {kVisibleDevicesEnv, "NVIDIA_MIG_CONFIG_DEVICES",
+                                                                   "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS"};
+inline constexpr std::string_view kMpsEnvPrefix = "CUDA_MPS_";
 
 }  // namespace gpu_admission::policy

@@ -12,9 +12,6 @@
 namespace gpu_admission::policy {
 namespace {
 
-constexpr std::array<std::string_view, 4> kDeviceEnvVars = {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",
-                                                            "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS"};
-
 bool is_device_env_var(std::string_view name) {
   for (auto var : kDeviceEnvVars)
     if (name == var) return true;

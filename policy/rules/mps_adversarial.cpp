@@ -4,11 +4,11 @@
 // prefix), hostPaths that reach an MPS pipe directory (policy/host_path.h's MPS table), host IPC.
 #include "policy/host_path.h"
 #include "policy/rules/rule.h"
+#include "policy/tenant_labels.h"
 
 namespace gpu_admission::policy {
 namespace {
 constexpr std::string_view kSharingLabel = "nvidia.com/gpu.sharing-strategy";
-constexpr std::string_view kMpsEnvPrefix = "CUDA_MPS_";
 
 // True when `prefix` + a non-empty key can spell a CUDA_MPS_* name.
 bool envfrom_prefix_forms_mps(std::string_view prefix) {

@@ -1,12 +1,15 @@
 // Fuzz target: arbitrary bytes as an AdmissionReview body to /validate and /mutate. Nothing may
 // crash; every answer is either an HTTP error or a JSON AdmissionReview; for a body that is JSON,
 // a patch must apply to the request's object (checked with nlohmann::json::patch) and be idempotent.
+// The env scan (policy/env_names.h) must agree, on the whole body, with its definition.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "policy/env_names.h"
+#include "policy/tenant_labels.h"
 #include "webhook/admission/admission.h"
 #include "webhook/admission/base64.h"
 #include "webhook/io/policy_file.h"
@@ -25,11 +28,26 @@ webhook::PolicyHolder& holder() {
   std::abort();
 }
 
+// env_may_name_read's definition: a backslash, a device env var or the MPS prefix, anywhere.
+bool names_env_read(std::string_view text) {
+  if (text.find('\\') != std::string_view::npos || text.find(policy::kMpsEnvPrefix) != std::string_view::npos)
+    return true;
+  for (auto var : policy::kDeviceEnvVars)
+    if (text.find(var) != std::string_view::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   webhook::AdmissionService service(holder(), nullptr, nullptr);
   std::string_view body(reinterpret_cast<const char*>(data), size);
+  {
+    std::string padded(body);
+    padded.append(64, 'S');  // the padding spells the end of NVIDIA_VISIBLE_DEVICES: never counted
+    if (policy::env_may_name_read(std::string_view(padded.data(), size)) != names_env_read(body))
+      fail("env scan disagrees with its definition");
+  }
   for (auto endpoint : {webhook::Endpoint::Validate, webhook::Endpoint::Mutate}) {
     webhook::HttpReply reply = service.handle(endpoint, body);
     if (reply.status != 200) {

@@ -1,0 +1,202 @@
+// Env lists as the pod decoder reads them: a list whose JSON text names no variable a rule reads
+// (kDeviceEnvVars, kMpsEnvPrefix) and holds no backslash is skipped whole; any other list is read
+// entry by entry. The scan (env_may_name_read) is tested as a class: every name read, and every
+// backslash, at every offset of texts of every length around its 32-byte blocks, and the
+// neighbouring names that must not count; the decoder with every name at every position of a
+// long list, in plain and escaped spellings, with blanks, and with a repeated key.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "policy/env_names.h"
+#include "policy/evaluator.h"
+#include "policy/pod_decoder.h"
+#include "policy/tenant_labels.h"
+#include "webhook/io/policy_file.h"
+
+namespace policy = gpu_admission::policy;
+
+namespace {
+
+// `text` followed by 64 bytes that continue `tail` (the padding a document has): a scan reading
+// past the text's end would see them.
+bool scan(const std::string& text, const std::string& tail = "SSSS") {
+  std::string padded = text;
+  while (padded.size() < text.size() + 64) padded += tail;
+  return policy::env_may_name_read(std::string_view(padded.data(), text.size()));
+}
+
+const std::string kFiller = R"({"name":"ENV_VAR_NUMBER_0","value":"some-configuration-value-0"},)";
+
+// Filler text of `length` bytes.
+std::string filler(size_t length) {
+  std::string out;
+  while (out.size() < length) out += kFiller;
+  out.resize(length);
+  return out;
+}
+
+std::vector<std::string> names_read() {
+  std::vector<std::string> names(policy::kDeviceEnvVars.begin(), policy::kDeviceEnvVars.end());
+  names.emplace_back(policy::kMpsEnvPrefix);
+  names.push_back(std::string(policy::kMpsEnvPrefix) + "PIPE_DIRECTORY");
+  return names;
+}
+
+// A pod whose one container has env `env` (JSON text, written as is).
+std::string pod_with_env(const std::string& env) {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"research"},)"
+         R"("spec":{"containers":[{"name":"main","image":"cuda","env":)" +
+         env + "}]}}";
+}
+
+struct Decoded {
+  policy::PodDocument document;
+  policy::PodView view;
+  std::string text;
+  std::optional<policy::DecodeError> error;
+  explicit Decoded(std::string json) : text(std::move(json)) {
+    error = policy::decode_pod_json(text, false, view, document);
+  }
+  const policy::ContainerView& container() const { return view.containers.at(0); }
+};
+
+std::string harmless_entries(int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i)
+    out += (i ? "," : "") + std::string(R"({"name":"SETTING_)") + std::to_string(i) + R"(","value":"v)" +
+           std::to_string(i) + R"("})";
+  return out;
+}
+
+// The gpu-device-access findings of the default policy for a decoded pod.
+std::vector<std::string> device_access_fields(policy::PodView& view) {
+  static const auto loaded = gpu_admission::webhook::load_policy_file("");
+  REQUIRE(loaded.policy);
+  policy::Decision decision;
+  policy::evaluate(*loaded.policy, view, policy::EvalOptions{}, decision);
+  std::vector<std::string> fields;
+  for (const auto& f : decision.findings)
+    if (f.rule == policy::RuleId::GpuDeviceAccess) fields.push_back(f.field);
+  return fields;
+}
+
+}  // namespace
+
+TEST_CASE("env scan: every name read is found at every offset, up to the text's last byte") {
+  for (const std::string& name : names_read()) {
+    for (size_t before = 0; before <= 70; ++before) {
+      for (size_t after : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}}) {
+        INFO(name << " after " << before << " bytes, " << after << " bytes before the end");
+        CHECK(scan(filler(before) + name + filler(after)));
+      }
+    }
+  }
+}
+
+TEST_CASE("env scan: a backslash anywhere counts (an escape can spell a name)") {
+  for (size_t length = 1; length <= 100; ++length) {
+    for (size_t at = 0; at < length; ++at) {
+      std::string text = filler(length);
+      text[at] = '\\';
+      INFO("length " << length << ", backslash at " << at);
+      CHECK(scan(text));
+    }
+  }
+}
+
+TEST_CASE("env scan: neighbouring names do not count, nor names cut by the text's end") {
+  for (const std::string name : {"NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA", "CUDA_VISIBLE_DEVICES",
+                                 "NVIDIA_VISIBLE_DEVICE", "NVIDIA_MIG_CONFIG", "NVIDIA_IMEX_CHANNEL", "NVIDIA_",
+                                 "CUDA_MPS", "CUDA_MP_S", "nvidia_visible_devices", "cuda_mps_pipe", "DATA_DIR",
+                                 "JAVA_HOME", "A_", "_A"}) {
+    for (size_t before = 0; before <= 40; ++before) {
+      INFO(name << " after " << before << " bytes");
+      CHECK_FALSE(scan(filler(before) + name + filler(7)));
+      CHECK_FALSE(scan(filler(before) + name));
+    }
+  }
+  // The padding after the text spells the rest of a name: it is not part of the text.
+  std::vector<std::string> whole(policy::kDeviceEnvVars.begin(), policy::kDeviceEnvVars.end());
+  whole.emplace_back(policy::kMpsEnvPrefix);
+  for (const std::string& name : whole) {
+    for (size_t cut = 1; cut < name.size(); ++cut) {
+      for (size_t before : {size_t{0}, size_t{20}, size_t{31}, size_t{57}}) {
+        const std::string text = filler(before) + name.substr(0, name.size() - cut);
+        INFO(text << " | " << name.substr(name.size() - cut));
+        CHECK_FALSE(scan(text, name.substr(name.size() - cut)));
+      }
+    }
+  }
+  CHECK_FALSE(scan(""));
+  CHECK_FALSE(scan(filler(5000)));
+}
+
+TEST_CASE("env: a list naming no variable a rule reads is skipped; the list still exists") {
+  Decoded d(pod_with_env("[" + harmless_entries(40) + "]"));
+  REQUIRE_FALSE(d.error);
+  CHECK(d.container().has_env);
+  CHECK(d.container().env.empty());
+  CHECK(device_access_fields(d.view).empty());
+
+  Decoded empty(pod_with_env("[]"));
+  REQUIRE_FALSE(empty.error);
+  CHECK(empty.container().has_env);
+}
+
+TEST_CASE("env: a name read at any position of a long list, in any spelling, is read with its index") {
+  const std::vector<std::string> spellings = {
+      R"("NVIDIA_VISIBLE_DEVICES")", R"("\u004eVIDIA_VISIBLE_DEVICES")", R"("NVIDIA\u005fVISIBLE_DEVICES")",
+      R"("NVIDIA_VISIBLE_DEVICE\u0053")", R"("NVIDIA\/VISIBLE_DEVICES")"};
+  for (size_t s = 0; s < spellings.size(); ++s) {
+    for (int position : {0, 1, 7, 19}) {
+      for (const std::string blank : {"", " ", "\n  "}) {
+        const std::string entry =
+            "{" + blank + R"("name":)" + blank + spellings[s] + "," + blank + R"("value":"all"})";
+        std::string env = "[" + harmless_entries(position) + (position ? "," : "") + entry;
+        env += "," + harmless_entries(20 - position) + "]";
+        INFO(env);
+        Decoded d(pod_with_env(env));
+        REQUIRE_FALSE(d.error);
+        const auto& list = d.container().env;
+        REQUIRE(list.size() == 21);
+        const bool device = s != 4;  // "NVIDIA/VISIBLE_DEVICES" is another name (read, since it has an escape)
+        CHECK((list[position].name == policy::kVisibleDevicesEnv) == device);
+        CHECK(list[position].value == "all");
+        const auto fields = device_access_fields(d.view);
+        if (device) {
+          REQUIRE(fields.size() == 1);
+          CHECK(fields[0] == "spec.containers[0].env[" + std::to_string(position) + "]");
+        } else {
+          CHECK(fields.empty());
+        }
+      }
+    }
+  }
+  for (const std::string& name : names_read()) {
+    Decoded d(pod_with_env("[" + harmless_entries(12) + R"(,{"name":")" + name + R"(","valueFrom":{}}])"));
+    REQUIRE_FALSE(d.error);
+    REQUIRE(d.container().env.size() == 13);
+    CHECK(d.container().env[12].name == name);
+    CHECK(d.container().env[12].value_from);
+  }
+}
+
+TEST_CASE("env: a list that is read is checked as before; one that is skipped only as a list") {
+  // A repeated key that makes the name a device variable is refused.
+  Decoded repeated(pod_with_env(R"([{"name":"HARMLESS","name":"NVIDIA_VISIBLE_DEVICES","value":"all"}])"));
+  REQUIRE(repeated.error);
+  CHECK(repeated.error->message.find("duplicate key \"name\"") != std::string::npos);
+  // An entry of a read list that is not an object is located.
+  Decoded wrong(pod_with_env(R"([{"name":"NVIDIA_IMEX_CHANNELS","value":"0"},5])"));
+  REQUIRE(wrong.error);
+  CHECK(wrong.error->field == "spec.containers[0].env[1]");
+  // A skipped list is not read: no rule can judge its entries (the API server refuses these).
+  Decoded skipped(pod_with_env(R"([5,{"name":7}])"));
+  CHECK_FALSE(skipped.error);
+  // It must still be a list.
+  Decoded not_list(pod_with_env(R"({"name":"A"})"));
+  REQUIRE(not_list.error);
+  CHECK(not_list.error->message.find("must be a list") != std::string::npos);
+}
