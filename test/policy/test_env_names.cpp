@@ -13,6 +13,7 @@
 #include "policy/evaluator.h"
 #include "policy/pod_decoder.h"
 #include "policy/tenant_labels.h"
+#include "test/policy/decoded_pod.h"
 #include "webhook/io/policy_file.h"
 
 namespace policy = gpu_admission::policy;
@@ -51,14 +52,8 @@ std::string pod_with_env(const std::string& env) {
          env + "}]}}";
 }
 
-struct Decoded {
-  policy::PodDocument document;
-  policy::PodView view;
-  std::string text;
-  std::optional<policy::DecodeError> error;
-  explicit Decoded(std::string json) : text(std::move(json)) {
-    error = policy::decode_pod_json(text, false, view, document);
-  }
+struct Decoded : DecodedPod {
+  using DecodedPod::DecodedPod;
   const policy::ContainerView& container() const { return view.containers.at(0); }
 };
 

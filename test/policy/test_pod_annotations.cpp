@@ -9,6 +9,7 @@
 #include "policy/evaluator.h"
 #include "policy/pod_decoder.h"
 #include "policy/tenant_labels.h"
+#include "test/policy/decoded_pod.h"
 #include "webhook/io/policy_file.h"
 
 namespace policy = gpu_admission::policy;
@@ -21,14 +22,8 @@ std::string pod_with(const std::string& annotations) {
          annotations + R"(},"spec":{"containers":[{"name":"main","image":"cuda"}]}})";
 }
 
-struct Decoded {
-  policy::PodDocument document;
-  policy::PodView view;
-  std::string text;
-  std::optional<policy::DecodeError> error;
-  explicit Decoded(std::string json) : text(std::move(json)) {
-    error = policy::decode_pod_json(text, false, view, document);
-  }
+struct Decoded : DecodedPod {
+  using DecodedPod::DecodedPod;
   std::string_view value(std::string_view key) const {
     for (const auto& [k, v] : view.annotations)
       if (k == key) return v;
