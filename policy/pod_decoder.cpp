@@ -146,18 +146,30 @@ class Decoder : public json::Reader {
 
   // env: name, the literal value, valueFrom. A value that is not a string (the API server
   // refuses it) is read as no value: it is never the one value, "void", that a rule accepts.
-  // A list whose text names no variable a rule reads (policy/env_names.h) is skipped whole.
+  // Only entries whose text could name a variable a rule reads (policy/env_names.h) are read: a
+  // first pass skips each entry and searches its text; a second, only when one was found, reads
+  // those entries.
   bool env(od::value& v, ContainerView& c, const Loc& at) {
     od::array list;
     if (!as_array(v, list, at)) return false;
-    std::string_view text;
-    if (auto code = list.raw_json().get(text)) return fail(at, code);
-    if (!env_may_name_read(text)) return true;
+    const size_t first = c.env.size();
+    const bool searched = each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t i) {
+      od::object var;
+      std::string_view text;
+      if (!as_object(item, var, item_at)) return false;
+      if (auto code = var.raw_json().get(text)) return fail(item_at, code);
+      c.env_size = i + 1;
+      if (env_may_name_read(text)) c.env.emplace_back().index = i;
+      return true;
+    });
+    if (!searched || c.env.size() == first) return searched;
     if (auto code = list.reset().error()) return fail(at, code);  // back to the first entry
-    return each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t) {
+    size_t next = first;  // the next entry to read
+    return each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t i) {
+      if (next == c.env.size() || c.env[next].index != i) return true;  // skipped
+      EnvVar& entry = c.env[next++];
       od::object var;
       if (!as_object(item, var, item_at)) return false;
-      EnvVar& entry = c.env.emplace_back();
       return fields(var, kEnvKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
         if (key == 0) return as_string(value, entry.name, value_at);
         if (key == 1) return string_if_string(value, entry.value, value_at);

@@ -51,6 +51,7 @@ void PodView::clear() {
   for (auto& c : containers) {
     c.claims.clear();
     c.has_env = false;
+    c.env_size = 0;
     c.env.clear();
     c.env_from.clear();
     c.requests.clear();

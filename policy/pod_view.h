@@ -47,6 +47,7 @@ using StringViewPairs = std::vector<std::pair<std::string_view, std::string_view
 
 // One entry of a container's env list.
 struct EnvVar {
+  uint32_t index = 0;       // position in the env list
   std::string_view name;
   std::string_view value;   // the literal value ("" when absent)
   bool value_from = false;  // set through valueFrom (a ConfigMap, Secret or field reference)
@@ -80,8 +81,9 @@ struct ContainerView {
   bool restartable = false;  // init container with restartPolicy: Always (a sidecar)
   bool privileged = false;
   bool has_env = false;      // the env list exists (patches append to it)
-  // Every entry of the env list, in list order, when its text names a variable a rule reads
-  // (kDeviceEnvVars, kMpsEnvPrefix: policy/env_names.h); none when it names none.
+  uint32_t env_size = 0;     // entries in the env list
+  // The entries of the env list whose text could name a variable a rule reads (kDeviceEnvVars,
+  // kMpsEnvPrefix: policy/env_names.h), in list order; no other entry can matter to a rule.
   std::vector<EnvVar> env;
   std::vector<EnvFromSource> env_from;
   bool has_resources = false;

@@ -118,7 +118,7 @@ void PodPatcher::add_env(ContainerView& c, std::string_view name, std::string_vi
                if (new_list) out += ']';
              });
   c.has_env = true;
-  c.env.push_back({name, value, false});
+  c.env.push_back({c.env_size++, name, value, false});
 }
 
 void append_quantity_json(std::string& out, const ResourceQuantity& q) {

@@ -47,11 +47,10 @@ void check_admin_access(const RuleContext& ctx, RuleOutput& out) {
 
 void check_env(const RuleContext& ctx, const ContainerView& c, RuleOutput& out) {
   auto field = [&] { return container_field(ctx.pod, c); };  // built only for a finding
-  for (size_t i = 0; i < c.env.size(); ++i) {
-    const EnvVar& v = c.env[i];
+  for (const EnvVar& v : c.env) {
     if (!is_device_env_var(v.name) || hides_gpus(ctx, c, v)) continue;
     std::string how = v.value_from ? " through valueFrom" : " to " + quoted(v.value);
-    out.report(field() + ".env[" + std::to_string(i) + "]", container_label(c) + " sets " + std::string(v.name) + how +
+    out.report(field() + ".env[" + std::to_string(v.index) + "]", container_label(c) + " sets " + std::string(v.name) + how +
                                                                ", which bypasses the device plugin");
   }
   for (const EnvFromSource& from : c.env_from) {

@@ -17,10 +17,10 @@ bool envfrom_prefix_forms_mps(std::string_view prefix) {
 
 void check_env(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
   for (const auto& c : ctx.pod.containers) {
-    for (size_t i = 0; i < c.env.size(); ++i) {
-      if (!c.env[i].name.starts_with(kMpsEnvPrefix)) continue;
-      out.report(container_field(ctx.pod, c) + ".env[" + std::to_string(i) + "]",
-                 container_label(c) + " sets " + std::string(c.env[i].name) + " in adversarial pool " + pool);
+    for (const EnvVar& v : c.env) {
+      if (!v.name.starts_with(kMpsEnvPrefix)) continue;
+      out.report(container_field(ctx.pod, c) + ".env[" + std::to_string(v.index) + "]",
+                 container_label(c) + " sets " + std::string(v.name) + " in adversarial pool " + pool);
     }
     for (const auto& from : c.env_from) {
       if (!envfrom_prefix_forms_mps(from.prefix)) continue;

@@ -1,6 +1,6 @@
-// Env lists as the pod decoder reads them: a list whose JSON text names no variable a rule reads
-// (kDeviceEnvVars, kMpsEnvPrefix) and holds no backslash is skipped whole; any other list is read
-// entry by entry. The scan (env_may_name_read) is tested as a class: every name read, and every
+// Env lists as the pod decoder reads them: an entry whose JSON text names no variable a rule reads
+// (kDeviceEnvVars, kMpsEnvPrefix) and holds no backslash is skipped unread; the others are read,
+// with their index in the list. The scan (env_may_name_read) is tested as a class: every name read, and every
 // backslash, at every offset of texts of every length around its 32-byte blocks, and the
 // neighbouring names that must not count; the decoder with every name at every position of a
 // long list, in plain and escaped spellings, with blanks, and with a repeated key.
@@ -128,10 +128,11 @@ TEST_CASE("env scan: neighbouring names do not count, nor names cut by the text'
   CHECK_FALSE(scan(filler(5000)));
 }
 
-TEST_CASE("env: a list naming no variable a rule reads is skipped; the list still exists") {
+TEST_CASE("env: entries naming no variable a rule reads are skipped; the list still exists") {
   Decoded d(pod_with_env("[" + harmless_entries(40) + "]"));
   REQUIRE_FALSE(d.error);
   CHECK(d.container().has_env);
+  CHECK(d.container().env_size == 40);
   CHECK(d.container().env.empty());
   CHECK(device_access_fields(d.view).empty());
 
@@ -155,10 +156,12 @@ TEST_CASE("env: a name read at any position of a long list, in any spelling, is 
         Decoded d(pod_with_env(env));
         REQUIRE_FALSE(d.error);
         const auto& list = d.container().env;
-        REQUIRE(list.size() == 21);
+        CHECK(d.container().env_size == 21);
+        REQUIRE(list.size() == 1);  // the one entry that could name a variable read
+        CHECK(list[0].index == static_cast<uint32_t>(position));
         const bool device = s != 4;  // "NVIDIA/VISIBLE_DEVICES" is another name (read, since it has an escape)
-        CHECK((list[position].name == policy::kVisibleDevicesEnv) == device);
-        CHECK(list[position].value == "all");
+        CHECK((list[0].name == policy::kVisibleDevicesEnv) == device);
+        CHECK(list[0].value == "all");
         const auto fields = device_access_fields(d.view);
         if (device) {
           REQUIRE(fields.size() == 1);
@@ -172,13 +175,35 @@ TEST_CASE("env: a name read at any position of a long list, in any spelling, is 
   for (const std::string& name : names_read()) {
     Decoded d(pod_with_env("[" + harmless_entries(12) + R"(,{"name":")" + name + R"(","valueFrom":{}}])"));
     REQUIRE_FALSE(d.error);
-    REQUIRE(d.container().env.size() == 13);
-    CHECK(d.container().env[12].name == name);
-    CHECK(d.container().env[12].value_from);
+    REQUIRE(d.container().env.size() == 1);
+    CHECK(d.container().env[0].index == 12);
+    CHECK(d.container().env[0].name == name);
+    CHECK(d.container().env[0].value_from);
   }
 }
 
-TEST_CASE("env: a list that is read is checked as before; one that is skipped only as a list") {
+TEST_CASE("env: several entries naming variables read, among others, keep their indices") {
+  std::string env = "[";
+  const int at[] = {0, 5, 19};
+  for (int i = 0; i < 20; ++i) {
+    const bool read = i == at[0] || i == at[1] || i == at[2];
+    env += (i ? "," : "") + (read ? R"({"name":"NVIDIA_IMEX_CHANNELS","value":")" + std::to_string(i) + R"("})"
+                                  : harmless_entries(1));
+  }
+  Decoded d(pod_with_env(env + "]"));
+  REQUIRE_FALSE(d.error);
+  const auto& list = d.container().env;
+  REQUIRE(list.size() == 3);
+  for (size_t k = 0; k < 3; ++k) {
+    CHECK(list[k].index == static_cast<uint32_t>(at[k]));
+    CHECK(list[k].value == std::to_string(at[k]));
+  }
+  const auto fields = device_access_fields(d.view);
+  CHECK(fields == std::vector<std::string>{"spec.containers[0].env[0]", "spec.containers[0].env[5]",
+                                           "spec.containers[0].env[19]"});
+}
+
+TEST_CASE("env: entries that are read are checked as before; the others only as objects") {
   // A repeated key that makes the name a device variable is refused.
   Decoded repeated(pod_with_env(R"([{"name":"HARMLESS","name":"NVIDIA_VISIBLE_DEVICES","value":"all"}])"));
   REQUIRE(repeated.error);
@@ -187,9 +212,13 @@ TEST_CASE("env: a list that is read is checked as before; one that is skipped on
   Decoded wrong(pod_with_env(R"([{"name":"NVIDIA_IMEX_CHANNELS","value":"0"},5])"));
   REQUIRE(wrong.error);
   CHECK(wrong.error->field == "spec.containers[0].env[1]");
-  // A skipped list is not read: no rule can judge its entries (the API server refuses these).
-  Decoded skipped(pod_with_env(R"([5,{"name":7}])"));
+  // An entry naming no variable read is not read: no rule can judge it (the API server refuses
+  // these). Every entry must still be an object.
+  Decoded skipped(pod_with_env(R"([{"name":7},{"value":[1],"value":2}])"));
   CHECK_FALSE(skipped.error);
+  Decoded not_object(pod_with_env(R"([{"name":"A"},5])"));
+  REQUIRE(not_object.error);
+  CHECK(not_object.error->field == "spec.containers[0].env[1]");
   // It must still be a list.
   Decoded not_list(pod_with_env(R"({"name":"A"})"));
   REQUIRE(not_list.error);
