@@ -148,26 +148,36 @@ class Decoder : public json::Reader {
   // refuses it) is read as no value: it is never the one value, "void", that a rule accepts.
   // Only entries whose text could name a variable a rule reads (policy/env_names.h) are read: a
   // first pass skips each entry and searches its text; a second, only when one was found, reads
-  // those entries.
+  // those entries. hide-gpus' own entry is known by its bytes (kHiddenGpusEnvEntry).
   bool env(od::value& v, ContainerView& c, const Loc& at) {
     od::array list;
     if (!as_array(v, list, at)) return false;
     const size_t first = c.env.size();
+    size_t unread = 0;  // entries found that the second pass reads
     const bool searched = each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t i) {
       od::object var;
       std::string_view text;
       if (!as_object(item, var, item_at)) return false;
       if (auto code = var.raw_json().get(text)) return fail(item_at, code);
       c.env_size = i + 1;
-      if (env_may_name_read(text)) c.env.emplace_back().index = i;
+      if (!env_may_name_read(text)) return true;
+      EnvVar& entry = c.env.emplace_back();
+      entry.index = i;
+      if (text == kHiddenGpusEnvEntry) {  // hide-gpus' own entry, in most containers without GPUs
+        entry.name = kVisibleDevicesEnv;
+        entry.value = kVisibleDevicesVoid;
+      } else {
+        ++unread;
+      }
       return true;
     });
-    if (!searched || c.env.size() == first) return searched;
+    if (!searched || unread == 0) return searched;
     if (auto code = list.reset().error()) return fail(at, code);  // back to the first entry
-    size_t next = first;  // the next entry to read
+    size_t next = first;  // the next entry found
     return each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t i) {
-      if (next == c.env.size() || c.env[next].index != i) return true;  // skipped
+      if (next == c.env.size() || c.env[next].index != i) return true;  // not found: skipped
       EnvVar& entry = c.env[next++];
+      if (entry.name.data() != nullptr) return true;  // known by its bytes in the first pass
       od::object var;
       if (!as_object(item, var, item_at)) return false;
       return fields(var, kEnvKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {

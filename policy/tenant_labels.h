@@ -20,6 +20,9 @@ inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
 // What hide-gpus sets in containers that ask for no GPU.
 inline constexpr std::string_view kVisibleDevicesEnv = "NVIDIA_VISIBLE_DEVICES";
 inline constexpr std::string_view kVisibleDevicesVoid = "void";
+// The env entry hide-gpus adds, as it writes it and as the API server serialises it back: the pod
+// decoder knows an entry of exactly these bytes without reading it.
+inline constexpr std::string_view kHiddenGpusEnvEntry = R"({"name":"NVIDIA_VISIBLE_DEVICES","value":"void"})";
 
 // The env var names rules and mutations read: the device-injecting names the NVIDIA container
 // runtime obeys (gpu-device-access; hide-gpus writes the first) and the CUDA_MPS_ prefix

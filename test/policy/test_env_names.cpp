@@ -224,3 +224,59 @@ TEST_CASE("env: entries that are read are checked as before; the others only as 
   REQUIRE(not_list.error);
   CHECK(not_list.error->message.find("must be a list") != std::string::npos);
 }
+
+TEST_CASE("env: hide-gpus' entry is known by its exact bytes; any other spelling of it is read") {
+  // What hide-gpus writes is those bytes.
+  {
+    Decoded d(pod_with_env("[" + harmless_entries(2) + "]"));
+    REQUIRE_FALSE(d.error);
+    static const auto loaded = gpu_admission::webhook::load_policy_file("");
+    policy::Decision decision;
+    policy::evaluate(*loaded.policy, d.view, policy::EvalOptions{}, decision);
+    bool written = false;
+    for (const auto& op : decision.patch)
+      if (op.path == "/spec/containers/0/env/-") written = op.value == policy::kHiddenGpusEnvEntry;
+    CHECK(written);
+  }
+  const std::string gpu = R"(,"resources":{"limits":{"nvidia.com/gpu":1}})";
+  const auto with_gpu = [&](std::string pod) { return pod.insert(pod.find(R"("env":)") - 1, gpu), pod; };
+  const std::string known(policy::kHiddenGpusEnvEntry);
+  for (const bool asks_for_gpu : {false, true}) {
+    Decoded d(asks_for_gpu ? with_gpu(pod_with_env("[" + harmless_entries(3) + "," + known + "]"))
+                           : pod_with_env("[" + harmless_entries(3) + "," + known + "]"));
+    REQUIRE_FALSE(d.error);
+    REQUIRE(d.container().env.size() == 1);
+    CHECK(d.container().env[0].index == 3);
+    CHECK(d.container().env[0].name == policy::kVisibleDevicesEnv);
+    CHECK(d.container().env[0].value == "void");
+    CHECK_FALSE(d.container().env[0].value_from);
+    const auto fields = device_access_fields(d.view);
+    INFO("asks for a GPU: " << asks_for_gpu);
+    CHECK(fields == (asks_for_gpu ? std::vector<std::string>{"spec.containers[0].env[3]"} : std::vector<std::string>{}));
+  }
+  // Near spellings are read as what they are.
+  struct Near {
+    std::string entry;
+    bool denied;  // in a container that asks for no GPU
+  } nears[] = {
+      {R"({"name":"NVIDIA_VISIBLE_DEVICES","value":"void "})", true},
+      {R"({"name":"NVIDIA_VISIBLE_DEVICES","value":"void","valueFrom":{"configMapKeyRef":{"name":"a","key":"b"}}})", true},
+      {R"({"value":"all","name":"NVIDIA_VISIBLE_DEVICES","value":"void"})", false},  // refused: repeated key
+      {R"({"name":"NVIDIA_VISIBLE_DEVICES", "value":"all"})", true},
+      {R"({"name":"NVIDIA_VISIBLE_DEVICES","value":"\u0076oid"})", false},
+      {R"({ "name":"NVIDIA_VISIBLE_DEVICES","value":"void"})", false},
+  };
+  for (const auto& near : nears) {
+    INFO(near.entry);
+    Decoded d(pod_with_env("[" + harmless_entries(1) + "," + near.entry + "]"));
+    if (near.entry.find(R"("value":"all","name")") != std::string::npos) {
+      REQUIRE(d.error);
+      CHECK(d.error->message.find("duplicate key") != std::string::npos);
+      continue;
+    }
+    REQUIRE_FALSE(d.error);
+    REQUIRE(d.container().env.size() == 1);
+    CHECK(d.container().env[0].index == 1);
+    CHECK(device_access_fields(d.view).size() == (near.denied ? 1u : 0u));
+  }
+}
