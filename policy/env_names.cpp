@@ -1,11 +1,5 @@
 #include "policy/env_names.h"
 
-#include <cstdint>
-
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
-
 #include "policy/tenant_labels.h"
 
 namespace gpu_admission::policy {
@@ -24,8 +18,7 @@ constexpr bool all_device_vars_begin_with_prefix() {
 }
 static_assert(all_device_vars_begin_with_prefix(), "the scan finds device env vars by the A_ of NVIDIA_");
 
-bool starts_read_name(std::string_view rest) {
-  if (rest.starts_with(kMpsEnvPrefix)) return true;
+bool starts_device_var(std::string_view rest) {
   for (auto var : kDeviceEnvVars)
     if (rest.starts_with(var)) return true;
   return false;
@@ -35,8 +28,8 @@ bool starts_read_name(std::string_view rest) {
 
 bool env_sign_at(std::string_view json, size_t at) {
   if (json[at] == '\\') return true;
-  return (at >= kDevicePair && starts_read_name(json.substr(at - kDevicePair))) ||
-         (at >= kMpsPair && starts_read_name(json.substr(at - kMpsPair)));
+  return (at >= kDevicePair && starts_device_var(json.substr(at - kDevicePair))) ||
+         (at >= kMpsPair && json.substr(at - kMpsPair).starts_with(kMpsEnvPrefix));
 }
 
 }  // namespace gpu_admission::policy

@@ -83,7 +83,8 @@ struct ContainerView {
   bool has_env = false;      // the env list exists (patches append to it)
   uint32_t env_size = 0;     // entries in the env list
   // The entries of the env list whose text could name a variable a rule reads (kDeviceEnvVars,
-  // kMpsEnvPrefix: policy/env_names.h), in list order; no other entry can matter to a rule.
+  // kMpsEnvPrefix in policy/tenant_labels.h; the scan: policy/env_names.h), in list order; no
+  // other entry can matter to a rule.
   std::vector<EnvVar> env;
   std::vector<EnvFromSource> env_from;
   bool has_resources = false;
