@@ -26,8 +26,12 @@ RUN scripts/build-pgo.sh /build \
  && /build/gpu-admission version
 
 FROM ${RUNTIME_IMAGE}
-# Runtime libraries only (no compilers, no -dev packages). The binary makes no outbound TLS
-# connections, so there is no CA certificate store.
+# Runtime libraries only (no compilers, no -dev packages). The one outbound connection the binary
+# makes is `serve`'s to the Kubernetes API server (cluster state: namespaces, DRA claims, the pods a
+# claim is allocated for; on by default in a pod, `--cluster off` turns it off). It verifies the
+# API server with the service account's CA bundle (or the kubeconfig's certificate-authority), so
+# there is no system CA certificate store: a kubeconfig that names no certificate authority fails
+# verification in this image.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libcpp-httplib0.11 libssl3 libyaml-cpp0.7 libsimdjson14 libprometheus-cpp-core1.0 \

@@ -1,6 +1,7 @@
 #include "policy/policy_loader.h"
 
 #include <set>
+#include <span>
 
 #include "policy/pod_decoder.h"
 #include "policy/template_paths.h"
@@ -9,6 +10,61 @@ namespace gpu_admission::policy {
 namespace {
 
 using json = Json;
+
+// The fields of each mapping whose keys the loader checks, in the order its "unknown field" errors
+// list them. The readers below get their lists from kFieldTables by the mapping's path, and
+// accepted_policy_fields() lists the same tables: a field added here is a field documented in
+// docs/policy-reference.md, or test/policy/test_policy_reference.cpp fails.
+using FieldNames = std::span<const std::string_view>;
+constexpr std::string_view kDocumentFields[] = {"apiVersion", "kind", "metadata", "spec"};
+// Kubernetes-style metadata: only the name is used; labels and annotations are allowed.
+constexpr std::string_view kMetadataFields[] = {"name", "labels", "annotations", "namespace"};
+constexpr std::string_view kSpecFields[] = {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths",
+                                            "deviceAnnotationPrefixes", "defaults", "rules", "mutations",
+                                            "pools", "tenants", "workloads"};
+constexpr std::string_view kExemptionFields[] = {"namespaces", "usernames"};
+constexpr std::string_view kGpuResourceFields[] = {"full", "migPrefix", "shared"};
+constexpr std::string_view kDeviceClassFields[] = {"full", "mig"};
+constexpr std::string_view kDefaultsFields[] = {"maxGpusPerPod", "unmappedGpuPods", "gpuTaints"};
+constexpr std::string_view kTaintFields[] = {"key", "value", "effect"};
+constexpr std::string_view kPoolFields[] = {"name", "nodeSelector", "trust", "gpuModel", "mig", "sharing", "taints"};
+constexpr std::string_view kPoolMigFields[] = {"strategy", "defaultProfile"};
+constexpr std::string_view kTenantFields[] = {"name",          "namespaces", "namespaceSelector", "labels",
+                                              "maxGpusPerPod", "pools",      "defaultPool"};
+constexpr std::string_view kSelectorFields[] = {"matchLabels", "matchExpressions"};
+constexpr std::string_view kRequirementFields[] = {"key", "operator", "values"};
+constexpr std::string_view kWorkloadFields[] = {"apiVersion", "kind", "templates"};
+
+// A checked mapping: its path, `[]` standing for any item of a list ("" is the document).
+struct FieldTable {
+  std::string_view object;
+  FieldNames fields;
+};
+constexpr FieldTable kFieldTables[] = {
+    {"", kDocumentFields},
+    {"metadata", kMetadataFields},
+    {"spec", kSpecFields},
+    {"spec.exemptions", kExemptionFields},
+    {"spec.gpuResources", kGpuResourceFields},
+    {"spec.deviceClasses", kDeviceClassFields},
+    {"spec.defaults", kDefaultsFields},
+    {"spec.defaults.gpuTaints[]", kTaintFields},
+    {"spec.pools[]", kPoolFields},
+    {"spec.pools[].mig", kPoolMigFields},
+    {"spec.pools[].taints[]", kTaintFields},
+    {"spec.tenants[]", kTenantFields},
+    {"spec.tenants[].namespaceSelector", kSelectorFields},
+    {"spec.tenants[].namespaceSelector.matchExpressions[]", kRequirementFields},
+    {"spec.workloads[]", kWorkloadFields},
+};
+
+// The fields of the mapping at `object`, found at compile time: a path without a table does not
+// compile, so every check_fields call below names a mapping that accepted_policy_fields() lists.
+consteval FieldNames fields_of(std::string_view object) {
+  for (const auto& table : kFieldTables)
+    if (table.object == object) return table.fields;
+  throw "no entry in kFieldTables for this mapping";
+}
 
 const char* type_name(const json& v) {
   switch (v.type()) {
@@ -33,7 +89,7 @@ class Reader {
   }
 
   // Reports fields of `object` that are not in `known`.
-  void check_fields(const json& object, const std::string& path, std::initializer_list<std::string_view> known) {
+  void check_fields(const json& object, const std::string& path, FieldNames known) {
     for (auto it = object.begin(); it != object.end(); ++it) {
       bool found = false;
       for (auto k : known) found = found || k == it.key();
@@ -133,7 +189,7 @@ class Reader {
     error(path, "invalid value \"" + text + "\" (expected " + expected + ")");
   }
 
-  void read_taints(const json& v, const std::string& path, std::vector<TaintConfig>& out) {
+  void read_taints(const json& v, const std::string& path, FieldNames fields, std::vector<TaintConfig>& out) {
     out.clear();
     if (v.is_null()) return;
     if (!v.is_array()) {
@@ -144,7 +200,7 @@ class Reader {
       std::string p = index_path(path, i);
       const json& t = v[i];
       if (!expect_object(t, p)) continue;
-      check_fields(t, p, {"key", "value", "effect"});
+      check_fields(t, p, fields);
       TaintConfig taint;
       bool ok = true;
       if (t.contains("key")) ok = read_string(t["key"], child_path(p, "key"), taint.key, false) && ok;
@@ -172,7 +228,7 @@ class Reader {
 
 void read_pool(Reader& r, const json& v, const std::string& path, PoolConfig& pool) {
   if (!r.expect_object(v, path)) return;
-  r.check_fields(v, path, {"name", "nodeSelector", "trust", "gpuModel", "mig", "sharing", "taints"});
+  r.check_fields(v, path, fields_of("spec.pools[]"));
   if (v.contains("name")) r.read_string(v["name"], child_path(path, "name"), pool.name, false);
   else r.error(path, "missing required field \"name\"");
   if (v.contains("nodeSelector")) {
@@ -184,12 +240,13 @@ void read_pool(Reader& r, const json& v, const std::string& path, PoolConfig& po
   if (v.contains("trust")) r.read_enum(v["trust"], child_path(path, "trust"), kTrustNames, pool.trust);
   if (v.contains("gpuModel")) r.read_string(v["gpuModel"], child_path(path, "gpuModel"), pool.gpu_model);
   if (v.contains("sharing")) r.read_enum(v["sharing"], child_path(path, "sharing"), kSharingNames, pool.sharing);
-  if (v.contains("taints")) r.read_taints(v["taints"], child_path(path, "taints"), pool.taints);
+  if (v.contains("taints"))
+    r.read_taints(v["taints"], child_path(path, "taints"), fields_of("spec.pools[].taints[]"), pool.taints);
   if (v.contains("mig") && !v["mig"].is_null()) {
     std::string mp = child_path(path, "mig");
     const json& mig = v["mig"];
     if (r.expect_object(mig, mp)) {
-      r.check_fields(mig, mp, {"strategy", "defaultProfile"});
+      r.check_fields(mig, mp, fields_of("spec.pools[].mig"));
       if (mig.contains("strategy")) r.read_enum(mig["strategy"], child_path(mp, "strategy"), kMigStrategyNames, pool.mig_strategy);
       if (mig.contains("defaultProfile"))
         r.read_string(mig["defaultProfile"], child_path(mp, "defaultProfile"), pool.mig_default_profile);
@@ -199,7 +256,7 @@ void read_pool(Reader& r, const json& v, const std::string& path, PoolConfig& po
 
 void read_requirement(Reader& r, const json& v, const std::string& path, LabelSelector& out) {
   if (!r.expect_object(v, path)) return;
-  r.check_fields(v, path, {"key", "operator", "values"});
+  r.check_fields(v, path, fields_of("spec.tenants[].namespaceSelector.matchExpressions[]"));
   LabelRequirement req;
   if (!v.contains("key") || !r.read_string(v["key"], child_path(path, "key"), req.key, false)) {
     if (!v.contains("key")) r.error(path, "missing required field \"key\"");
@@ -222,7 +279,7 @@ void read_requirement(Reader& r, const json& v, const std::string& path, LabelSe
 // A Kubernetes label selector: matchLabels and matchExpressions.
 void read_selector(Reader& r, const json& v, const std::string& path, std::optional<LabelSelector>& out) {
   if (v.is_null() || !r.expect_object(v, path)) return;
-  r.check_fields(v, path, {"matchLabels", "matchExpressions"});
+  r.check_fields(v, path, fields_of("spec.tenants[].namespaceSelector"));
   LabelSelector selector;
   if (v.contains("matchLabels")) r.read_string_map(v["matchLabels"], child_path(path, "matchLabels"), selector.match_labels);
   if (v.contains("matchExpressions") && !v["matchExpressions"].is_null()) {
@@ -237,7 +294,7 @@ void read_selector(Reader& r, const json& v, const std::string& path, std::optio
 
 void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig& tenant) {
   if (!r.expect_object(v, path)) return;
-  r.check_fields(v, path, {"name", "namespaces", "namespaceSelector", "labels", "maxGpusPerPod", "pools", "defaultPool"});
+  r.check_fields(v, path, fields_of("spec.tenants[]"));
   if (v.contains("name")) r.read_string(v["name"], child_path(path, "name"), tenant.name, false);
   else r.error(path, "missing required field \"name\"");
   if (v.contains("namespaces")) r.read_string_list(v["namespaces"], child_path(path, "namespaces"), tenant.namespaces);
@@ -255,7 +312,7 @@ void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig
 // spec.workloads[]: {apiVersion: example.com/v1, kind: Trainer, templates: ["spec.roles[*].template"]}.
 void read_workload(Reader& r, const json& v, const std::string& path, WorkloadConfig& w) {
   if (!r.expect_object(v, path)) return;
-  r.check_fields(v, path, {"apiVersion", "kind", "templates"});
+  r.check_fields(v, path, fields_of("spec.workloads[]"));
   const std::string av = child_path(path, "apiVersion");
   if (!v.contains("apiVersion")) r.error(path, "missing required field \"apiVersion\"");
   else if (r.read_string(v["apiVersion"], av, w.api_version, false) && api_group_of(w.api_version).empty())
@@ -292,7 +349,7 @@ void read_exemptions(Reader& r, const json& spec, PolicyConfig& config) {
   const json* e = section(r, spec, "exemptions");
   if (!e) return;
   const std::string p = "spec.exemptions";
-  r.check_fields(*e, p, {"namespaces", "usernames"});
+  r.check_fields(*e, p, fields_of("spec.exemptions"));
   if (e->contains("namespaces")) r.read_string_list((*e)["namespaces"], p + ".namespaces", config.exempt_namespaces);
   if (e->contains("usernames")) r.read_string_list((*e)["usernames"], p + ".usernames", config.exempt_usernames);
 }
@@ -301,7 +358,7 @@ void read_gpu_resources(Reader& r, const json& spec, PolicyConfig& config) {
   const json* g = section(r, spec, "gpuResources");
   if (!g) return;
   const std::string p = "spec.gpuResources";
-  r.check_fields(*g, p, {"full", "migPrefix", "shared"});
+  r.check_fields(*g, p, fields_of("spec.gpuResources"));
   if (g->contains("full")) r.read_string_list((*g)["full"], p + ".full", config.gpu_full);
   if (g->contains("migPrefix")) r.read_string((*g)["migPrefix"], p + ".migPrefix", config.mig_prefix, false);
   if (g->contains("shared")) r.read_string_list((*g)["shared"], p + ".shared", config.gpu_shared);
@@ -311,7 +368,7 @@ void read_device_classes(Reader& r, const json& spec, PolicyConfig& config) {
   const json* d = section(r, spec, "deviceClasses");
   if (!d) return;
   const std::string p = "spec.deviceClasses";
-  r.check_fields(*d, p, {"full", "mig"});
+  r.check_fields(*d, p, fields_of("spec.deviceClasses"));
   if (d->contains("full")) r.read_string_list((*d)["full"], p + ".full", config.device_classes_full);
   if (d->contains("mig")) r.read_string_list((*d)["mig"], p + ".mig", config.device_classes_mig);
 }
@@ -335,11 +392,12 @@ void read_defaults(Reader& r, const json& spec, PolicyConfig& config) {
   const json* d = section(r, spec, "defaults");
   if (!d) return;
   const std::string p = "spec.defaults";
-  r.check_fields(*d, p, {"maxGpusPerPod", "unmappedGpuPods", "gpuTaints"});
+  r.check_fields(*d, p, fields_of("spec.defaults"));
   if (d->contains("maxGpusPerPod")) r.read_count((*d)["maxGpusPerPod"], p + ".maxGpusPerPod", config.default_max_gpus_per_pod);
   if (d->contains("unmappedGpuPods"))
     r.read_enum((*d)["unmappedGpuPods"], p + ".unmappedGpuPods", kUnmappedGpuPodsNames, config.unmapped_gpu_pods);
-  if (d->contains("gpuTaints")) r.read_taints((*d)["gpuTaints"], p + ".gpuTaints", config.gpu_taints);
+  if (d->contains("gpuTaints"))
+    r.read_taints((*d)["gpuTaints"], p + ".gpuTaints", fields_of("spec.defaults.gpuTaints[]"), config.gpu_taints);
 }
 
 template <size_t N>
@@ -397,8 +455,7 @@ void read_list(Reader& r, const json& spec, const char* key, const char* what, s
 void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   const std::string path = "spec";
   if (!r.expect_object(spec, path)) return;
-  r.check_fields(spec, path, {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths", "deviceAnnotationPrefixes", "defaults",
-                              "rules", "mutations", "pools", "tenants", "workloads"});
+  r.check_fields(spec, path, fields_of("spec"));
   read_exemptions(r, spec, config);
   read_gpu_resources(r, spec, config);
   read_device_classes(r, spec, config);
@@ -421,7 +478,7 @@ PolicyLoadResult load_policy_config(const json& document, const SourceMap& marks
     r.error("", std::string("the policy must be a mapping, got ") + type_name(document));
     return result;
   }
-  r.check_fields(document, "", {"apiVersion", "kind", "metadata", "spec"});
+  r.check_fields(document, "", fields_of(""));
   std::string api_version, kind;
   if (!document.contains("apiVersion")) r.error("", "missing required field \"apiVersion\"");
   else if (r.read_string(document["apiVersion"], "apiVersion", api_version) && api_version != kPolicyApiVersion)
@@ -432,8 +489,7 @@ PolicyLoadResult load_policy_config(const json& document, const SourceMap& marks
   if (document.contains("metadata") && !document["metadata"].is_null()) {
     const json& md = document["metadata"];
     if (r.expect_object(md, "metadata")) {
-      // Kubernetes-style metadata: only the name is used; labels and annotations are allowed.
-      r.check_fields(md, "metadata", {"name", "labels", "annotations", "namespace"});
+      r.check_fields(md, "metadata", fields_of("metadata"));
       if (md.contains("name")) r.read_string(md["name"], "metadata.name", result.config.name);
     }
   }
@@ -443,6 +499,20 @@ PolicyLoadResult load_policy_config(const json& document, const SourceMap& marks
   }
   read_spec(r, document["spec"], result.config);
   return result;
+}
+
+std::string PolicyField::path() const {
+  std::string out(object);
+  if (!out.empty()) out += '.';
+  out += name;
+  return out;
+}
+
+std::vector<PolicyField> accepted_policy_fields() {
+  std::vector<PolicyField> out;
+  for (const auto& table : kFieldTables)
+    for (auto name : table.fields) out.push_back({table.object, name});
+  return out;
 }
 
 static json selector_to_json(const LabelSelector& selector) {

@@ -3,6 +3,10 @@
 // unknown fields, wrong types, bad enum values, missing required fields.
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "policy/json.h"
 
 #include "policy/policy_config.h"
@@ -19,6 +23,19 @@ struct PolicyLoadResult {
 };
 
 PolicyLoadResult load_policy_config(const Json& document, const SourceMap& marks);
+
+// A field the loader accepts: `object` is the path of the mapping that holds it, `[]` standing for
+// any item of a list ("spec.pools[].mig"; "" for the document itself), `name` its key.
+struct PolicyField {
+  std::string_view object;
+  std::string_view name;
+  std::string path() const;  // "spec.pools[].mig.strategy"
+};
+
+// Every field of every mapping whose keys the loader checks, from the tables its "unknown field"
+// errors list. Not included: the keys of spec.rules and spec.mutations (the rule IDs and mutation
+// names of policy/ids.h) and of free string maps (nodeSelector, labels, matchLabels).
+std::vector<PolicyField> accepted_policy_fields();
 
 // The effective policy as a JSON tree (every default spelled out), for `policy show`.
 Json policy_config_to_json(const PolicyConfig& config);
