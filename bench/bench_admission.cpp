@@ -239,8 +239,7 @@ void BM_Validate_DraPod_ClusterState(benchmark::State& s) {
     return;
   }
   webhook::AdmissionService service(holder(PolicyKind::Default), nullptr, nullptr);
-  service.set_claim_resolver(cluster.state.get());
-  service.set_namespace_labels(cluster.state.get());
+  service.set_facts_provider(cluster.state.get());  // as serve sets it up
   measure(s, service, webhook::Endpoint::Validate, dra_pod().mutated_review);
 }
 void BM_Mutate_CpuPod_HideGpusEveryContainer(benchmark::State& s) {

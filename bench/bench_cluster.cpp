@@ -29,11 +29,11 @@ struct ClaimCache {
   cl::ShardedIndex<cl::ClaimEntry> index;
   size_t entry_bytes = 0;
   ClaimCache() {
-    simdjson::dom::parser parser, scratch;
+    simdjson::dom::parser parser;
     for (int i = 0; i < kObjects; ++i) {
       const std::string text = claim_json(i);
       auto entry = cl::make_claim_entry(parser.parse(text).value(), gpu_admission::policy::ClaimKind::Claim,
-                                        "resource.k8s.io/v1", scratch);
+                                        "resource.k8s.io/v1");
       entry_bytes += cl::entry_bytes(*entry);
       index.upsert(key(i), std::move(entry));
     }

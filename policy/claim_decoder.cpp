@@ -217,7 +217,8 @@ std::string_view claim_kind_name(ClaimKind kind) {
 
 bool claim_api_version_supported(std::string_view api_version) { return shape_of(api_version).has_value(); }
 
-std::optional<DecodeError> decode_claim_as(element object_el, ClaimKind kind, ClaimView& out, bool check_duplicates) {
+std::optional<DecodeError> decode_claim_as(element object_el, ClaimKind kind, ClaimView& out, bool check_duplicates,
+                                           std::string_view assumed_api_version) {
   out.clear();
   out.kind = kind;
   if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
@@ -225,9 +226,14 @@ std::optional<DecodeError> decode_claim_as(element object_el, ClaimKind kind, Cl
     if (auto err = find_duplicate_keys(object_el)) return err;
   object obj = object_el.get_object().value_unsafe();
   element e;
-  if (!Decoder::get(obj, "apiVersion", e) || e.type() != element_type::STRING)
+  const bool has_version = obj.at_key("apiVersion").get(e) == simdjson::SUCCESS;
+  if (!has_version && !assumed_api_version.empty()) {
+    out.api_version = assumed_api_version;  // absent (a list item); null or another type is an error
+  } else if (!has_version || e.type() != element_type::STRING) {
     return DecodeError{"apiVersion", "missing or not a string"};
-  out.api_version = e.get_string().value_unsafe();
+  } else {
+    out.api_version = e.get_string().value_unsafe();
+  }
   auto shape = shape_of(out.api_version);
   if (!shape)
     return DecodeError{"apiVersion", "\"" + std::string(out.api_version) +

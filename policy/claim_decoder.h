@@ -42,8 +42,11 @@ bool claim_api_version_supported(std::string_view api_version);
 std::optional<DecodeError> decode_claim(simdjson::dom::element object, ClaimView& out, bool check_duplicates = true);
 
 // The same for a known kind (the AdmissionReview's request.kind); the object's own `kind` is
-// not read.
+// not read. `assumed_api_version` ("resource.k8s.io/v1"), when not empty, is the apiVersion of
+// an object that has none (the items of a list carry neither apiVersion nor kind); an apiVersion
+// the object has is read as always. `out.api_version` may then view `assumed_api_version`: keep
+// it alive as long as `out`.
 std::optional<DecodeError> decode_claim_as(simdjson::dom::element object, ClaimKind kind, ClaimView& out,
-                                           bool check_duplicates = true);
+                                           bool check_duplicates = true, std::string_view assumed_api_version = {});
 
 }  // namespace gpu_admission::policy

@@ -14,11 +14,40 @@
 
 namespace gpu_admission::policy {
 
+// A pod by namespace and name, as the API server stores it (JSON text): the pods a claim's
+// status.reservedFor names, judged when the claim is allocated. Implementations must be safe to
+// call from many threads at once.
+class PodSource {
+ public:
+  enum class Outcome { Found, NotFound, Error };
+  virtual ~PodSource() = default;
+  // On Error, `json` says why ("timed out after 1000 ms").
+  virtual Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& json) const = 0;
+};
+
 // Facts from outside the object, through small interfaces (never I/O): the claims a pod refers
-// to and its namespace's labels. Null members are unknown.
+// to, its namespace's labels and, for a claim's allocation, the pods it is reserved for. Null
+// members are unknown.
 struct ExternalFacts {
   const ClaimResolver* claims = nullptr;
   const NamespaceLabels* namespace_labels = nullptr;
+  const PodSource* pods = nullptr;
+};
+
+// Where a review's facts come from when finding them may wait on something (cluster state's
+// cache misses): review() hands `use` facts that serve one review, with one deadline for all
+// of that review's waiting together, and are gone when `use` returns.
+class FactsProvider {
+ public:
+  class Use {
+   public:
+    virtual void operator()(const ExternalFacts& facts) = 0;
+
+   protected:
+    ~Use() = default;
+  };
+  virtual ~FactsProvider() = default;
+  virtual void review(Use& use) const = 0;
 };
 
 struct EvalOptions {

@@ -173,6 +173,21 @@ void gpu_cap_not_deny(Lint& l) {
          "are not enforced, so any pod may take more GPUs than its cap");
 }
 
+// A namespace a tenant is chosen for by its labels has no tenant while its labels are unknown
+// (cluster state off, or a namespace not yet seen); with `allow`, a GPU pod there gets any pool
+// and no cap.
+void unmapped_allow_with_selectors(Lint& l) {
+  if (l.config.unmapped_gpu_pods != UnmappedGpuPods::Allow) return;
+  std::vector<std::string> tenants;
+  for (const auto& t : l.config.tenants)
+    if (t.namespace_selector) tenants.push_back(t.name);
+  if (tenants.empty()) return;
+  l.warn(child_path("spec.defaults", "unmappedGpuPods"),
+         "is allow while " + names_text("tenant", tenants, "is", "are") + " chosen by namespaceSelector: a GPU pod "
+         "in a namespace whose labels are not known (cluster state off or unreachable) has no tenant, so it is "
+         "admitted in any pool with no cap; use deny");
+}
+
 // Why a spec.workloads template path that parses looks wrong, or "" when it looks right: pod
 // templates live under spec and end in a field named like "template" ("workerTemplate").
 std::string suspicious_template_path(const TemplatePath& path) {
@@ -203,11 +218,11 @@ void workload_paths(Lint& l) {
 }
 
 using Check = void (*)(Lint&);
-constexpr std::array<Check, 10> kChecks = {
+constexpr std::array<Check, 11> kChecks = {
     namespace_star,    controller_usernames,        service_account_namespace_globs,
     adversarial_mps,   mig_with_sharing,            tenant_without_default_pool,
     pool_selector_off, mig_resources_off,           gpu_cap_not_deny,
-    workload_paths,
+    workload_paths,    unmapped_allow_with_selectors,
 };
 
 }  // namespace

@@ -30,10 +30,7 @@ std::string counted_as(const Quantity& q) {
 void check_claims(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& e : ctx.gpu.claims.entries) {
     if (!e.resolved()) {
-      std::string what = e.kind == ClaimKind::Template ? "ResourceClaimTemplate " : "ResourceClaim ";
-      out.report(claim_field(ctx, e), e.object_name.empty()
-                            ? "resourceClaims entry " + quoted(e.ref->name) + " names no claim or template"
-                            : "cannot count the GPUs of " + what + std::string(e.object_name) + ": not found");
+      out.report(claim_field(ctx, e), unresolved_claim_message(e, "count the GPUs"));
       continue;
     }
     for (const auto& r : e.gpus.requests) {

@@ -64,7 +64,12 @@ void check_single_product(const RuleContext& ctx, const Pool& pool, RuleOutput& 
 // profile must be one of the pool's model.
 void check_claims(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
   for (const auto& e : ctx.gpu.claims.entries) {
-    if (!e.resolved()) continue;
+    if (!e.resolved()) {  // it could ask for whole GPUs or an invalid profile: fail closed in a MIG pool
+      if (pool.mig_strategy != MigStrategy::None)
+        out.report(claim_field(ctx, e), unresolved_claim_message(e, "judge the MIG devices") + " (pool " +
+                                            quoted(pool.name) + " hands out MIG devices)");
+      continue;
+    }
     for (const auto& r : e.gpus.requests) {
       if (!r.gpu) continue;
       const DeviceRequestView& request = e.claim->requests[r.index];

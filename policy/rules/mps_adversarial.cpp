@@ -51,7 +51,11 @@ void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
   if (ctx.pool->sharing == Sharing::Mps && ctx.gpu.gpu_pod())
     out.report(ctx.field("spec"), "pool " + pool + " is adversarial and shares its GPUs through MPS");
   for (const auto& e : ctx.gpu.claims.entries) {
-    if (!e.resolved() || !e.gpus.mps) continue;
+    if (!e.resolved()) {  // its driver config could ask for MPS: fail closed
+      out.report(claim_field(ctx, e), unresolved_claim_message(e, "judge the sharing") + " in adversarial pool " + pool);
+      continue;
+    }
+    if (!e.gpus.mps) continue;
     out.report(ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]"),
                e.describe() + " asks the GPU driver for MPS sharing (sharing.strategy: MPS) in adversarial pool " + pool);
   }

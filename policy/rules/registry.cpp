@@ -53,4 +53,14 @@ std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim) {
   return ctx.field("spec.resourceClaims[" + std::to_string(claim.ref->index) + "]");
 }
 
+std::string unresolved_claim_message(const PodClaimGpus& claim, std::string_view what) {
+  if (claim.object_name.empty()) return "resourceClaims entry " + quoted(claim.ref->name) + " names no claim or template";
+  std::string text = "cannot ";
+  text += what;
+  text += claim.kind == ClaimKind::Template ? " of ResourceClaimTemplate " : " of ResourceClaim ";
+  text += claim.object_name;
+  text += ": not found";
+  return text;
+}
+
 }  // namespace gpu_admission::policy

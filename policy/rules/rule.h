@@ -74,5 +74,9 @@ std::string quoted(std::string_view s);                      // "\"s\""
 std::string container_label(const ContainerView& c);         // container "main" / init container "setup"
 std::string resource_field(const RuleContext& ctx, const ContainerView& c, bool limits, std::string_view resource);
 std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim);  // spec.resourceClaims[i]
+// What a rule says of a pod claim it cannot judge because the claim or template was not found:
+// "cannot <what> of ResourceClaimTemplate x: not found" (or that the entry names nothing).
+// Rules fail closed on such a claim wherever its content could matter.
+std::string unresolved_claim_message(const PodClaimGpus& claim, std::string_view what);
 
 }  // namespace gpu_admission::policy

@@ -627,7 +627,24 @@ var wantValidatingRules = []string{
 }
 var wantMutatingRules = []string{"/v1/pods:CREATE"}
 
+// With cluster state on, a claim's allocation (its status) is judged too (SPEC 9).
+var wantAllocationRules = []string{
+	"resource.k8s.io/v1/resourceclaims/status:UPDATE", "resource.k8s.io/v1beta2/resourceclaims/status:UPDATE",
+	"resource.k8s.io/v1beta1/resourceclaims/status:UPDATE",
+}
+
 func init() { sort.Strings(wantValidatingRules) }
+
+// The validating rules for a render: SPEC 8's, plus allocations unless --cluster is off.
+func wantValidating(t *testing.T, res *Result) []string {
+	t.Helper()
+	want := append([]string{}, wantValidatingRules...)
+	if argValue(t, container(t, res), "--cluster") != "off" {
+		want = append(want, wantAllocationRules...)
+	}
+	sort.Strings(want)
+	return want
+}
 
 func flattenRules(t *testing.T, rules []interface{}) []string {
 	t.Helper()
@@ -688,7 +705,7 @@ func checkWebhooks(t *testing.T, res *Result, want webhookWant) []string {
 				if get(h, "reinvocationPolicy") != nil {
 					t.Errorf("%s: reinvocationPolicy on a validating webhook", name)
 				}
-				expectEq(t, name+" rules", flattenRules(t, list(h, "rules")), wantValidatingRules)
+				expectEq(t, name+" rules", flattenRules(t, list(h, "rules")), wantValidating(t, res))
 			}
 			expectEq(t, name+" failurePolicy", str(h, "failurePolicy"), wantFP)
 			expectEq(t, name+" matchPolicy", str(h, "matchPolicy"), "Equivalent")
@@ -1352,7 +1369,7 @@ func TestDisablingTheMutatingWebhook(t *testing.T) {
 func TestExtraWorkloadKinds(t *testing.T) {
 	res := renderValues(t, "{}")
 	for _, h := range list(one(t, res, "ValidatingWebhookConfiguration"), "webhooks") {
-		expectEq(t, "default rules", flattenRules(t, list(h, "rules")), wantValidatingRules)
+		expectEq(t, "default rules", flattenRules(t, list(h, "rules")), wantValidating(t, res))
 	}
 	on := renderValues(t, `webhooks:
   validating:
@@ -1361,7 +1378,7 @@ func TestExtraWorkloadKinds(t *testing.T) {
       - {name: kuberay, enabled: true, apiGroup: ray.io, apiVersions: [v1], resources: [rayclusters]}
       - {name: volcano, enabled: false, apiGroup: batch.volcano.sh, apiVersions: [v1alpha1], resources: [jobs]}
 `)
-	want := append([]string{}, wantValidatingRules...)
+	want := wantValidating(t, on)
 	want = append(want, "kubeflow.org/v1/pytorchjobs:CREATE", "kubeflow.org/v1/pytorchjobs:UPDATE",
 		"kubeflow.org/v1/mpijobs:CREATE", "kubeflow.org/v1/mpijobs:UPDATE",
 		"kubeflow.org/v2beta1/pytorchjobs:CREATE", "kubeflow.org/v2beta1/pytorchjobs:UPDATE",
@@ -1742,7 +1759,8 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 
 // checkClusterState: --cluster follows the `cluster` value; with cluster state on, the pod mounts
 // its token and a ClusterRole grants exactly get/list/watch on namespaces, resourceclaims and
-// resourceclaimtemplates, bound to the pod's ServiceAccount; with it off, no token and no RBAC.
+// resourceclaimtemplates and get on pods, bound to the pod's ServiceAccount; with it off, no
+// token and no RBAC.
 func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 	t.Helper()
 	mode := argValue(t, c, "--cluster")
@@ -1777,6 +1795,7 @@ func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 	sort.Strings(got)
 	expectEq(t, "ClusterRole rules", got, []string{
 		"/namespaces:get,list,watch",
+		"/pods:get",
 		"resource.k8s.io/resourceclaims:get,list,watch",
 		"resource.k8s.io/resourceclaimtemplates:get,list,watch",
 	})

@@ -2,11 +2,12 @@
 // watch_decoder.h), fed to the LineSplitter in uneven chunks; every line through
 // decode_watch_event, and each event's object into the cache entries the cluster state keeps
 // (namespace labels, compact claim copies). The same bytes also as a list page. Invariants:
-// nothing crashes; no line exceeds the splitter's bound; a compact claim's views all point into
-// its own arena.
+// nothing crashes; no line exceeds the splitter's bound; an event whose object is unusable has
+// no name; a compact claim's views all point into its own arena.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "webhook/cluster/cluster_objects.h"
@@ -35,28 +36,33 @@ void check_claim(const cl::ClaimEntry& entry) {
       if (!inside(entry.arena, alternative.device_class)) fail("device class outside arena");
 }
 
-void on_event(simdjson::dom::parser& parser, simdjson::dom::parser& scratch, std::string_view line) {
+void on_event(simdjson::dom::parser& parser, std::string_view line) {
   if (line.size() > kMaxLine) fail("line longer than the bound");
   cl::WatchEvent event;
   if (cl::decode_watch_event(parser, line, event)) return;
   if (event.type == cl::EventType::Error || event.type == cl::EventType::Bookmark) return;
-  cl::make_namespace_entry(event.object);
+  if (!event.problem.empty()) {
+    if (!event.meta.name.empty()) fail("an event with a problem has a name");
+    return;  // skipped, as the informer does; its object is not to be read
+  }
+  std::string problem;
+  cl::make_namespace_entry(event.object, &problem);
   const auto kind = event.meta.name.size() % 2 ? gpu_admission::policy::ClaimKind::Claim
                                                : gpu_admission::policy::ClaimKind::Template;
-  check_claim(*cl::make_claim_entry(event.object, kind, "resource.k8s.io/v1", scratch));
+  check_claim(*cl::make_claim_entry(event.object, kind, "resource.k8s.io/v1"));
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static simdjson::dom::parser parser, scratch, list_parser;
+  static simdjson::dom::parser parser, list_parser;
   const char* text = reinterpret_cast<const char*>(data);
   cl::LineSplitter splitter(kMaxLine);
   size_t offset = 0, step = 1;
   while (offset < size) {
     const size_t chunk = std::min(size - offset, step);
     if (!splitter.feed(text + offset, chunk, [&](std::string_view line) {
-          on_event(parser, scratch, line);
+          on_event(parser, line);
           return true;
         }))
       break;
@@ -67,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!cl::decode_list_page(list_parser, std::string_view(text, size), page))
     for (const auto item : page.items) {
       cl::ObjectMeta meta;
-      cl::read_object_meta(item, meta);
+      if (cl::read_object_meta(item, meta) != cl::object_meta_problem(item).empty()) fail("meta and its problem disagree");
     }
   return 0;
 }

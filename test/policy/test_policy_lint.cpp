@@ -209,3 +209,16 @@ TEST_CASE("lint: warnings are listed with errors and never block", "[lint]") {
   CHECK(load.report().find("warning: spec.rules.gpu-cap: is audit") != std::string::npos);
   CHECK(load.report().find("error: spec.tenants[0].pools[1]: unknown pool \"h100-cop\"") != std::string::npos);
 }
+
+TEST_CASE("lint: unmappedGpuPods allow next to namespaceSelector tenants", "[lint]") {
+  const std::string selector_tenant = replace(kClean, "    - name: cpu-only\n      namespaces: [batch]\n",
+                                              "    - name: cpu-only\n      namespaceSelector: {matchLabels: {team: batch}}\n");
+  const std::string allow = "spec:\n  defaults: {unmappedGpuPods: allow}\n";
+  Linted l = lint(replace(selector_tenant, "spec:\n", allow));
+  INFO(l.load.report());
+  CHECK(has(l, "spec.defaults.unmappedGpuPods", "tenant \"cpu-only\" is chosen by namespaceSelector"));
+  CHECK(l.warnings.size() == 1);
+  // deny, or allow without selector tenants: nothing to say.
+  CHECK(lint(selector_tenant).warnings.empty());
+  CHECK(lint(replace(kClean, "spec:\n", allow)).warnings.empty());
+}

@@ -11,15 +11,19 @@ namespace {
 using policy::Action;
 using policy::Decision;
 
+}  // namespace
+
 // Per-thread scratch reused across requests: the parser's buffers and the views' vectors.
-struct Scratch {
+struct AdmissionService::Scratch {
   ReviewReader reader;
   ReviewScratch review;
   Decision decision;
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
+namespace {
+
+AdmissionService::Scratch& scratch() {
+  thread_local AdmissionService::Scratch s;
   return s;
 }
 
@@ -115,8 +119,7 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   }
   Scratch& s = scratch();
   x.decision = &s.decision;
-  if (auto err = decide_review(*policy, x.endpoint, plan, x.request, target, s.review, s.decision, facts_,
-                               evaluation_probe_)) {
+  if (auto err = decide(*policy, x, plan, target, s)) {
     x.response.allowed = false;
     x.response.code = 400;
     x.response.reason = "BadRequest";
@@ -132,9 +135,34 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   return x.endpoint == Endpoint::Mutate ? answer_mutate(x) : answer_validate(x);
 }
 
+// Decide: decode and evaluate, with the facts of this review (one lookup deadline for all of it).
+std::optional<ObjectError> AdmissionService::decide(const policy::CompiledPolicy& policy, Exchange& x, Plan plan,
+                                                    const ReviewTarget& target, Scratch& s) const {
+  struct Decide final : policy::FactsProvider::Use {
+    const AdmissionService& service;
+    const policy::CompiledPolicy& policy;
+    Exchange& x;
+    Plan plan;
+    const ReviewTarget& target;
+    Scratch& s;
+    std::optional<ObjectError> error;
+    Decide(const AdmissionService& service, const policy::CompiledPolicy& policy, Exchange& x, Plan plan,
+           const ReviewTarget& target, Scratch& s)
+        : service(service), policy(policy), x(x), plan(plan), target(target), s(s) {}
+    void operator()(const policy::ExternalFacts& facts) override {
+      error = decide_review(policy, x.endpoint, plan, x.request, target, s.review, s.decision, facts,
+                            service.evaluation_probe_);
+    }
+  } decide_with(*this, policy, x, plan, target, s);
+  if (facts_provider_) facts_provider_->review(decide_with);
+  else decide_with(facts_);
+  return std::move(decide_with.error);
+}
+
 // Read: parse the body, refuse ambiguous JSON, decode the envelope. A reply when refused.
 std::optional<HttpReply> AdmissionService::read(Exchange& x) const {
   Scratch& s = scratch();
+  s.review.begin();  // nothing of the previous request (its body is gone) survives into this one
   std::optional<HttpReply> refused;
   if (auto bad = s.reader.read(x.body, x.request, EagerViews{&s.review.pod, &s.review.old_pod}, x.body_padded)) refused = http_error(bad->http_status, bad->message);
   if (refused) {
@@ -216,10 +244,10 @@ HttpReply AdmissionService::reply_with(Exchange& x, std::string_view decision) c
   return reply;
 }
 
-// The object's name for logs: metadata.name, else generateName, else the request's name.
+// The object's name for logs: what this request's object was decoded as (metadata.name, else
+// generateName), else the request's name.
 std::string AdmissionService::object_name(const Exchange& x) const {
-  const auto& pod = scratch().review.pod;
-  std::string_view name = pod.name.empty() ? pod.generate_name : pod.name;
+  const std::string_view name = scratch().review.object_name;
   return std::string(name.empty() ? x.request.name : name);
 }
 

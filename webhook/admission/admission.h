@@ -29,6 +29,7 @@ struct HttpReply {
 
 class AdmissionService {
  public:
+  struct Scratch;  // per-thread buffers and views, reused across requests
   AdmissionService(const PolicyHolder& policies, Metrics* metrics, Logger* logger)
       : policies_(policies), metrics_(metrics), logger_(logger) {}
 
@@ -49,10 +50,18 @@ class AdmissionService {
   void set_claim_resolver(const policy::ClaimResolver* claims) { facts_.claims = claims; }
   // Where namespaces' labels come from (cluster state); nullptr: unknown. Set before serving.
   void set_namespace_labels(const policy::NamespaceLabels* labels) { facts_.namespace_labels = labels; }
+  // Where pods reserved by a claim being allocated come from; nullptr: nowhere (such an
+  // allocation is refused). Set before serving.
+  void set_pod_source(const policy::PodSource* pods) { facts_.pods = pods; }
+  // Facts per review, with one deadline for all of a review's lookups (cluster state); when set,
+  // it replaces the three above. Set before serving.
+  void set_facts_provider(const policy::FactsProvider* provider) { facts_provider_ = provider; }
 
  private:
   struct Exchange;  // one request on its way through the phases
   HttpReply serve(Exchange& x) const;
+  std::optional<ObjectError> decide(const policy::CompiledPolicy& policy, Exchange& x, Plan plan,
+                                    const ReviewTarget& target, Scratch& s) const;
   std::optional<HttpReply> read(Exchange& x) const;
   HttpReply answer_mutate(Exchange& x) const;
   HttpReply answer_validate(Exchange& x) const;
@@ -67,6 +76,7 @@ class AdmissionService {
   Logger* logger_;
   std::function<void()> evaluation_probe_;
   policy::ExternalFacts facts_;
+  const policy::FactsProvider* facts_provider_ = nullptr;
 };
 
 }  // namespace gpu_admission::webhook

@@ -24,7 +24,12 @@ ReviewTarget target_of(const AdmissionRequest& request, const policy::CompiledPo
 Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, const ReviewTarget& target) {
   if (target.what == ReviewTarget::What::Other) return Plan::Allow;  // nothing to say
   if (target.what == ReviewTarget::What::Claim) {
-    if (endpoint == Endpoint::Mutate || !req.sub_resource.empty()) return Plan::Allow;
+    if (endpoint == Endpoint::Mutate) return Plan::Allow;
+    // Devices are handed out by an UPDATE of a claim's status: the commit point (SPEC 9).
+    if (req.sub_resource == "status")
+      return target.claim == policy::ClaimKind::Claim && req.operation == "UPDATE" ? Plan::EvaluateAllocation
+                                                                                   : Plan::Allow;
+    if (!req.sub_resource.empty()) return Plan::Allow;
     return req.operation == "CREATE" ? Plan::EvaluateCreate : req.operation == "UPDATE" ? Plan::EvaluateUpdate : Plan::Allow;
   }
   if (target.what == ReviewTarget::What::Templates) {
@@ -43,6 +48,22 @@ Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, const ReviewTarget
   return Plan::Allow;  // DELETE, CONNECT
 }
 
+void ReviewScratch::begin() {
+  object_name = {};
+  identity = old_identity = {};
+  pod.clear();
+  old_pod.clear();
+  claim.clear();
+  old_claim.clear();
+  templates.clear();
+  old_templates.clear();
+  claim_status.clear();
+  old_claim_status.clear();
+  reserved_pod.clear();
+  old_decision.clear();
+  one.clear();
+}
+
 std::string ObjectError::message() const {
   std::string out = "cannot read " + which;
   if (!error.field.empty()) out += " field " + error.field;
@@ -50,22 +71,22 @@ std::string ObjectError::message() const {
   return out;
 }
 
-namespace {
-
-// Parses an object of the request (padded text) into `parser`'s DOM, refusing duplicate keys.
-std::optional<policy::DecodeError> parse_dom(simdjson::dom::parser& parser, std::string_view text,
-                                             simdjson::dom::element& root) {
+std::optional<policy::DecodeError> parse_object(simdjson::dom::parser& parser, std::string_view text,
+                                                simdjson::dom::element& root) {
   if (auto code = parser.parse(text.data(), text.size(), false).get(root))
     return policy::invalid_json(code);
   return policy::find_duplicate_keys(root);
 }
 
+namespace {
+
 std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Plan plan, const AdmissionRequest& request,
                                         policy::ClaimKind kind, ReviewScratch& scratch, policy::Decision& out,
                                         const policy::ExternalFacts& facts, const std::function<void()>& probe) {
   simdjson::dom::element object, old_object;
-  if (auto err = parse_dom(scratch.object_dom, request.object, object)) return ObjectError{"request.object", *err};
+  if (auto err = parse_object(scratch.object_dom, request.object, object)) return ObjectError{"request.object", *err};
   if (auto err = policy::decode_claim_as(object, kind, scratch.claim, false)) return ObjectError{"request.object", *err};
+  scratch.object_name = scratch.claim.name;
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;
   options.username = request.username;
@@ -74,7 +95,7 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
   if (probe) probe();
   policy::evaluate_claim(policy, scratch.claim, options, out);
   if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
-      !parse_dom(scratch.old_object_dom, request.old_object, old_object) &&
+      !parse_object(scratch.old_object_dom, request.old_object, old_object) &&
       !policy::decode_claim_as(old_object, kind, scratch.old_claim, false)) {
     policy::evaluate_claim(policy, scratch.old_claim, options, scratch.old_decision);
     policy::keep_new_findings(out, scratch.old_decision);
@@ -94,13 +115,14 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
                                             const policy::ExternalFacts& facts, const std::function<void()>& probe) {
   out.clear();
   simdjson::dom::element object, old_object;
-  if (auto err = parse_dom(s.object_dom, request.object, object)) return ObjectError{"request.object", *err};
+  if (auto err = parse_object(s.object_dom, request.object, object)) return ObjectError{"request.object", *err};
   if (auto err = policy::find_templates(object, def, s.templates)) return ObjectError{"request.object", *err};
   if (auto err = policy::decode_identity(request.object, true, s.identity, s.identity_doc))
     return ObjectError{"request.object", *err};
+  s.object_name = s.identity.name.empty() ? s.identity.generate_name : s.identity.name;
   s.old_templates.clear();
   const bool update = plan == Plan::EvaluateUpdate && request.has_old_object;
-  if (update && (parse_dom(s.old_object_dom, request.old_object, old_object) ||
+  if (update && (parse_object(s.old_object_dom, request.old_object, old_object) ||
                  policy::find_templates(old_object, def, s.old_templates) ||
                  policy::decode_identity(request.old_object, true, s.old_identity, s.old_identity_doc)))
     s.old_templates.clear();
@@ -137,6 +159,10 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
                                          ReviewScratch& scratch, policy::Decision& out,
                                          const policy::ExternalFacts& facts, const std::function<void()>& probe) {
   if (!request.has_object) return ObjectError{"request.object", {"", "missing"}};
+  if (plan == Plan::EvaluateAllocation) {
+    if (probe) probe();
+    return decide_allocation(policy, request, scratch, out, facts);
+  }
   if (target.what == ReviewTarget::What::Claim)
     return decide_claim(policy, plan, request, target.claim, scratch, out, facts, probe);
   if (target.what == ReviewTarget::What::Templates && target.templates)
@@ -148,6 +174,7 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   if (request.object_decoded == AdmissionRequest::Decoded::No)
     if (auto err = policy::decode_pod_json(request.object, true, kind, scratch.pod, scratch.object_doc))
       return ObjectError{"request.object", *err};
+  scratch.object_name = scratch.pod.name.empty() ? scratch.pod.generate_name : scratch.pod.name;
 
   policy::EvalOptions options;
   options.namespace_name = request.namespace_name;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "policy/claim_status.h"
 #include "policy/claim_view.h"
 #include "policy/compiled_policy.h"
 #include "policy/evaluator.h"
@@ -20,8 +21,9 @@ namespace gpu_admission::webhook {
 
 enum class Endpoint { Validate, Mutate };
 
-// What a request asks of the policy engine.
-enum class Plan { Allow, EvaluateCreate, EvaluateUpdate };
+// What a request asks of the policy engine. EvaluateAllocation: an UPDATE of a ResourceClaim's
+// status, judged by the pods it reserves devices for (allocation_decision.cpp).
+enum class Plan { Allow, EvaluateCreate, EvaluateUpdate, EvaluateAllocation };
 
 // The object a request is about, from request.kind: a Pod or a workload with a pod template, a
 // DRA claim or claim template (group resource.k8s.io), a kind judged by template paths (ML
@@ -43,7 +45,15 @@ Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, const ReviewTa
 // Decoded views, and the documents they point into, reused across requests (per thread in the
 // server). Pods and workloads are decoded On-Demand from request.object's text; claims and kinds
 // judged by template paths are parsed into a DOM first (and checked whole for duplicate keys).
+// Views point into one request's body and documents: begin() empties every one of them before
+// the next request is read, so nothing of an earlier request (another tenant's, whose body is
+// gone) can be read by a later one; object_name is what this request's object was decoded as.
 struct ReviewScratch {
+  void begin();
+  // metadata.name (else generateName) of the object decide_review decoded for this request,
+  // whatever its kind; empty when it decoded none (the caller falls back to request.name).
+  std::string_view object_name;
+
   bool describe_gpus = false;  // EvalOptions::describe_gpus (`check` sets it)
   policy::PodDocument object_doc, old_object_doc, identity_doc, old_identity_doc;
   simdjson::dom::parser object_dom, old_object_dom;
@@ -54,6 +64,12 @@ struct ReviewScratch {
   policy::ClaimView old_claim;
   policy::Decision old_decision;
   policy::Decision one;  // one template of a kind judged by template paths
+  // A claim's allocation: its status and old status, and the reserved pod being judged.
+  policy::ClaimStatusView claim_status, old_claim_status;
+  std::string reserved_pod_text;
+  simdjson::dom::parser reserved_pod_dom;
+  policy::PodDocument reserved_pod_doc;
+  policy::PodView reserved_pod;
   std::vector<policy::TemplateMatch> templates;
   std::vector<policy::TemplateMatch> old_templates;
 };
@@ -72,6 +88,16 @@ struct ObjectError {
 // only for findings the old object's same template did not have). A pod's DRA claims and its namespace's
 // labels come from `facts` (null members: unknown). `probe`, when set, runs between decoding and evaluation (tests
 // inject faults).
+// Parses an object of the request (padded text) into `parser`'s DOM, refusing duplicate keys.
+std::optional<policy::DecodeError> parse_object(simdjson::dom::parser& parser, std::string_view text,
+                                                simdjson::dom::element& root);
+
+// Plan::EvaluateAllocation (allocation_decision.cpp): `out` holds the findings of the reserved
+// pods, each naming its pod; an error when a pod cannot be judged (the update is refused).
+std::optional<ObjectError> decide_allocation(const policy::CompiledPolicy& policy, const AdmissionRequest& request,
+                                             ReviewScratch& scratch, policy::Decision& out,
+                                             const policy::ExternalFacts& facts);
+
 std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, Endpoint endpoint, Plan plan,
                                          const AdmissionRequest& request, const ReviewTarget& target,
                                          ReviewScratch& scratch, policy::Decision& out,

@@ -410,8 +410,8 @@ int run_serve(const Args& args) {
   if (cluster_exit_code != 0) return cluster_exit_code;
   AdmissionService admission(policies, &metrics, &logger);
   if (cluster_state) {
-    admission.set_claim_resolver(cluster_state.get());
-    admission.set_namespace_labels(cluster_state.get());
+    // Claims, namespace labels and reserved pods, one lookup deadline per review.
+    admission.set_facts_provider(cluster_state.get());
     options.server.extra_readiness = [state = cluster_state.get()] { return state->not_ready_reason(); };
   }
   HttpsServer server(options.server, admission, policies, &metrics, &logger);

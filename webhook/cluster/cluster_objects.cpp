@@ -31,14 +31,25 @@ void for_each_view(policy::ClaimView& view, F&& f) {
 
 }  // namespace
 
-std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object) {
+std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object, std::string* problem) {
+  constexpr size_t kMaxKeyShown = 100;
+  if (problem != nullptr) problem->clear();
   auto entry = std::make_shared<NamespaceEntry>();
-  simdjson::dom::object labels;
-  if (object.at_pointer("/metadata/labels").get_object().get(labels) == simdjson::SUCCESS) {
-    for (const auto field : labels) {
-      std::string_view value;
-      if (field.value.get_string().get(value) != simdjson::SUCCESS) continue;
-      entry->labels.emplace_back(std::string(field.key), std::string(value));
+  simdjson::dom::element labels_element;
+  if (object.at_pointer("/metadata/labels").get(labels_element) == simdjson::SUCCESS) {
+    simdjson::dom::object labels;
+    if (labels_element.get_object().get(labels) == simdjson::SUCCESS) {
+      for (const auto field : labels) {
+        std::string_view value;
+        if (field.value.get_string().get(value) == simdjson::SUCCESS) {
+          entry->labels.emplace_back(std::string(field.key), std::string(value));
+        } else if (problem != nullptr && problem->empty()) {
+          *problem = "metadata.labels[\"" + std::string(field.key.substr(0, kMaxKeyShown)) +
+                     "\"] is not a string: the label is left out";
+        }
+      }
+    } else if (!labels_element.is_null() && problem != nullptr) {
+      *problem = "metadata.labels is not an object: no labels are kept";
     }
   }
   entry->labels.shrink_to_fit();
@@ -60,29 +71,11 @@ std::shared_ptr<const ClaimEntry> compact_claim(const policy::ClaimView& source)
 }
 
 std::shared_ptr<const ClaimEntry> make_claim_entry(simdjson::dom::element object, policy::ClaimKind kind,
-                                                   std::string_view api_version, simdjson::dom::parser& scratch) {
-  simdjson::dom::element decodable = object;
-  std::string rewritten;
-  simdjson::dom::element existing;
-  if (object.at_key("apiVersion").get(existing) != simdjson::SUCCESS) {
-    // Re-serialize with the group version in front (list items omit apiVersion and kind).
-    const std::string text = simdjson::minify(object);
-    if (text.size() < 2 || text.front() != '{') {
-      auto entry = std::make_shared<ClaimEntry>();
-      entry->error = "not an object";
-      return entry;
-    }
-    rewritten = "{\"apiVersion\":\"" + std::string(api_version) + "\"" + (text.size() > 2 ? "," : "") + text.substr(1);
-    if (scratch.parse(rewritten).get(decodable) != simdjson::SUCCESS) {
-      auto entry = std::make_shared<ClaimEntry>();
-      entry->error = "cannot re-read the object";
-      return entry;
-    }
-  }
+                                                   std::string_view api_version) {
   policy::ClaimView view;
-  if (const auto error = policy::decode_claim_as(decodable, kind, view, false)) {
+  if (const auto error = policy::decode_claim_as(object, kind, view, false, api_version)) {
     auto entry = std::make_shared<ClaimEntry>();
-    entry->error = error->field + ": " + error->message;
+    entry->error = error->field.empty() ? error->message : error->field + ": " + error->message;
     return entry;
   }
   return compact_claim(view);

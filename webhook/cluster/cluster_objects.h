@@ -27,13 +27,18 @@ struct ClaimEntry {
   bool ok() const { return error.empty(); }
 };
 
-// metadata.labels of a Namespace object.
-std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object);
+// metadata.labels of a Namespace object. A label whose value is not a string, or labels that are
+// not an object, are left out (the API server never stores either): the entry holds the others,
+// and `problem`, when given, says what was left out ("" when nothing was).
+std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object,
+                                                           std::string* problem = nullptr);
 
-// Decodes a claim or template. List items carry no apiVersion: `api_version` (the group version
-// the object was listed in, "resource.k8s.io/v1") is used when the object has none.
+// Decodes a claim or template (an entry with `error` set when it cannot be). List items carry no
+// apiVersion: `api_version` (the group version the object was listed in, "resource.k8s.io/v1")
+// is used when the object has none. Reads only the fields a claim's GPUs depend on, never
+// recursively, so an object as deep as the API server stores costs no more than a flat one.
 std::shared_ptr<const ClaimEntry> make_claim_entry(simdjson::dom::element object, policy::ClaimKind kind,
-                                                   std::string_view api_version, simdjson::dom::parser& scratch);
+                                                   std::string_view api_version);
 
 // A copy of `view` whose strings live in the returned entry's arena.
 std::shared_ptr<const ClaimEntry> compact_claim(const policy::ClaimView& view);

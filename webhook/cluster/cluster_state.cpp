@@ -19,7 +19,8 @@ namespace {
 constexpr std::string_view kNamespaces = "namespaces";
 constexpr std::string_view kClaims = "resourceclaims";
 constexpr std::string_view kTemplates = "resourceclaimtemplates";
-constexpr size_t kMaxObjectBytes = 4u << 20;
+constexpr std::string_view kPods = "pods";
+constexpr size_t kMaxObjectBytes = 4u << 20;  // one object: the API server takes requests of 3 MiB at most
 constexpr size_t kMaxRememberedAbsent = 4096;
 
 std::string key_of(std::string_view namespace_name, std::string_view name) {
@@ -56,26 +57,33 @@ class LookupKey {
   std::string_view view_;
 };
 
-// An index fed by an informer. `Make` turns an object into its entry.
+// An index fed by an informer. `Make` turns an object into its entry, and says in `problem`
+// what it could not decode (the entry then answers for it: a claim's answers "not found").
 template <typename Entry>
 class IndexStore final : public InformerStore {
  public:
-  using Make = std::function<std::shared_ptr<const Entry>(simdjson::dom::element)>;
+  using Make = std::function<std::shared_ptr<const Entry>(simdjson::dom::element, std::string& problem)>;
   IndexStore(bool namespaced, Make make, std::chrono::milliseconds grace)
       : index(grace), namespaced_(namespaced), make_(std::move(make)) {}
 
   void begin_list() override { staged_.clear(); }
-  void add_listed(simdjson::dom::element object, const ObjectMeta& meta) override {
-    staged_.emplace_back(key(meta), make_(object));
+  std::string add_listed(simdjson::dom::element object, const ObjectMeta& meta) override {
+    std::string problem;
+    staged_.emplace_back(key(meta), make_(object, problem));
+    return problem;
   }
   void end_list() override {
     index.replace_all(std::move(staged_));
     staged_ = {};
     index.publish();  // synced (and so ready) must mean visible
   }
-  void apply(EventType type, simdjson::dom::element object, const ObjectMeta& meta) override {
+  // A MODIFIED object that cannot be decoded replaces the entry it had: what it was before is
+  // never used again.
+  std::string apply(EventType type, simdjson::dom::element object, const ObjectMeta& meta) override {
+    std::string problem;
     if (type == EventType::Deleted) index.erase(key(meta));
-    else index.upsert(key(meta), make_(object));
+    else index.upsert(key(meta), make_(object, problem));
+    return problem;
   }
 
   ShardedIndex<Entry> index;
@@ -150,10 +158,9 @@ struct ClusterState::Impl {
   Metrics* metrics;
   Logger* logger;
 
-  IndexStore<NamespaceEntry> namespaces{false, [](simdjson::dom::element o) { return make_namespace_entry(o); },
-                                        options.retire_grace};
-  simdjson::dom::parser claim_scratch;      // used by the claim informer's thread only
-  simdjson::dom::parser template_scratch;   // used by the template informer's thread only
+  IndexStore<NamespaceEntry> namespaces{
+      false, [](simdjson::dom::element o, std::string& problem) { return make_namespace_entry(o, &problem); },
+      options.retire_grace};
   std::unique_ptr<ClaimStore> claims;
   std::unique_ptr<ClaimStore> templates;
   std::unique_ptr<Informer> namespace_informer;
@@ -191,7 +198,19 @@ struct ClusterState::Impl {
   void start_claim_informers();
   void publish_loop();
   void publish_all();
-  const policy::ClaimView* fetch(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name);
+  // Lookups; a miss costs one GET bounded by what is left until `deadline` (none once it passed).
+  using Deadline = std::chrono::steady_clock::time_point;
+  const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name,
+                                Deadline deadline);
+  const policy::ClaimView* fetch(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name,
+                                 Deadline deadline);
+  const policy::LabelPairs* labels_of(std::string_view namespace_name, Deadline deadline);
+  policy::PodSource::Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& out,
+                                      Deadline deadline);
+  // One GET of a single object within the deadline and the cap on concurrent GETs; `resource`
+  // names it in the lookup metrics (counted there when it cannot be sent).
+  std::optional<HttpResult> get_object(std::string_view resource, const std::string& path, Deadline deadline);
+  Deadline review_deadline() const { return std::chrono::steady_clock::now() + options.lookup_timeout; }
 };
 
 void ClusterState::Impl::discover() {
@@ -220,18 +239,15 @@ void ClusterState::Impl::discover() {
 
 void ClusterState::Impl::start_claim_informers() {
   const std::string gv = group_version();
-  claims = std::make_unique<ClaimStore>(
-      true,
-      [this, gv](simdjson::dom::element o) {
-        return make_claim_entry(o, policy::ClaimKind::Claim, gv, claim_scratch);
-      },
-      options.retire_grace);
-  templates = std::make_unique<ClaimStore>(
-      true,
-      [this, gv](simdjson::dom::element o) {
-        return make_claim_entry(o, policy::ClaimKind::Template, gv, template_scratch);
-      },
-      options.retire_grace);
+  const auto maker = [gv](policy::ClaimKind kind) {
+    return [gv, kind](simdjson::dom::element o, std::string& problem) {
+      auto entry = make_claim_entry(o, kind, gv);
+      if (!entry->ok()) problem = entry->error;
+      return entry;
+    };
+  };
+  claims = std::make_unique<ClaimStore>(true, maker(policy::ClaimKind::Claim), options.retire_grace);
+  templates = std::make_unique<ClaimStore>(true, maker(policy::ClaimKind::Template), options.retire_grace);
   std::lock_guard lock(mutex);
   if (stopping) return;
   claim_informer = std::make_unique<Informer>(std::string(kClaims), collection(kClaims), client, *claims,
@@ -273,14 +289,26 @@ void ClusterState::Impl::publish_loop() {
   while (wait(options.publish_interval)) publish_all();
 }
 
-const policy::ClaimView* ClusterState::Impl::fetch(policy::ClaimKind kind, std::string_view namespace_name,
-                                                   std::string_view name) {
-  const std::string_view resource = kind == policy::ClaimKind::Claim ? kClaims : kTemplates;
+std::optional<HttpResult> ClusterState::Impl::get_object(std::string_view resource, const std::string& path,
+                                                        Deadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) {  // this review has waited its whole allowance already
+    if (metrics != nullptr) metrics->count_cluster_lookup(resource, "error");
+    return std::nullopt;
+  }
   if (fetches_in_flight.fetch_add(1) >= static_cast<int>(options.max_concurrent_fetches)) {
     fetches_in_flight.fetch_sub(1);
     if (metrics != nullptr) metrics->count_cluster_lookup(resource, "error");
-    return nullptr;
+    return std::nullopt;
   }
+  HttpResult result = client.get(path, left, kMaxObjectBytes);
+  fetches_in_flight.fetch_sub(1);
+  return result;
+}
+
+const policy::ClaimView* ClusterState::Impl::fetch(policy::ClaimKind kind, std::string_view namespace_name,
+                                                   std::string_view name, Deadline deadline) {
+  const std::string_view resource = kind == policy::ClaimKind::Claim ? kClaims : kTemplates;
   const char kind_tag = kind == policy::ClaimKind::Claim ? 'c' : 't';
   const std::string absent_key = kind_tag + key_of(namespace_name, name);
   if (known_absent(absent_key)) {
@@ -289,15 +317,24 @@ const policy::ClaimView* ClusterState::Impl::fetch(policy::ClaimKind kind, std::
   }
   const std::string path = "/apis/resource.k8s.io/" + version + "/namespaces/" + url_encode(namespace_name) + "/" +
                            std::string(resource) + "/" + url_encode(name);
-  const HttpResult result = client.get(path, options.lookup_timeout, kMaxObjectBytes);
-  fetches_in_flight.fetch_sub(1);
+  const std::optional<HttpResult> got = get_object(resource, path, deadline);
+  if (!got) return nullptr;
+  const HttpResult& result = *got;
   const char* outcome = "error";
   const policy::ClaimView* found = nullptr;
   if (result.ok()) {
     simdjson::dom::parser parser;
     simdjson::dom::element object;
-    if (parser.parse(result.body).get(object) == simdjson::SUCCESS) {
-      auto entry = make_claim_entry(object, kind, group_version(), parser);
+    if (allow_stored_depth(parser) == simdjson::SUCCESS && parser.parse(result.body).get(object) == simdjson::SUCCESS) {
+      const std::string gv = group_version();
+      auto entry = make_claim_entry(object, kind, gv);
+      if (!entry->ok()) {
+        // Kept as such (answers "not found" without another GET until the watch replaces it).
+        if (Informer* informer = kind == policy::ClaimKind::Claim ? claim_informer.get() : template_informer.get())
+          informer->decode_errors().report(namespace_name, name, entry->error);
+        else if (metrics != nullptr)
+          metrics->count_cluster_decode_error(resource);
+      }
       ClaimStore& store = kind == policy::ClaimKind::Claim ? *claims : *templates;
       const ClaimEntry* stored = store.index.insert_if_absent(key_of(namespace_name, name), std::move(entry));
       store.index.publish();  // visible to the next lookup at once (a pod's siblings come together)
@@ -362,25 +399,118 @@ std::string ClusterState::not_ready_reason() const {
   return "";
 }
 
-const policy::ClaimView* ClusterState::find(policy::ClaimKind kind, std::string_view namespace_name,
-                                            std::string_view name) const {
-  Impl& s = *impl_;
+const policy::ClaimView* ClusterState::Impl::find(policy::ClaimKind kind, std::string_view namespace_name,
+                                                  std::string_view name, Deadline deadline) {
   const std::string_view resource = kind == policy::ClaimKind::Claim ? kClaims : kTemplates;
-  if (!s.discovered.load(std::memory_order_acquire) || s.version.empty()) {
-    if (s.metrics != nullptr) s.metrics->count_cluster_lookup(resource, s.version.empty() ? "absent" : "error");
+  if (!discovered.load(std::memory_order_acquire) || version.empty()) {
+    if (metrics != nullptr) metrics->count_cluster_lookup(resource, version.empty() ? "absent" : "error");
     return nullptr;
   }
-  const ClaimStore& store = kind == policy::ClaimKind::Claim ? *s.claims : *s.templates;
+  const ClaimStore& store = kind == policy::ClaimKind::Claim ? *claims : *templates;
   if (const ClaimEntry* entry = store.index.find(LookupKey(namespace_name, name).view())) {
-    if (s.metrics != nullptr) s.metrics->count_cluster_lookup(resource, "hit");
+    if (metrics != nullptr) metrics->count_cluster_lookup(resource, "hit");
     return entry->ok() ? &entry->view : nullptr;
   }
-  return s.fetch(kind, namespace_name, name);
+  return fetch(kind, namespace_name, name, deadline);
+}
+
+// A namespace missing from the cache (created a moment before its pod) is fetched once; only
+// misses are counted (a hit costs nothing on the request path).
+const policy::LabelPairs* ClusterState::Impl::labels_of(std::string_view namespace_name, Deadline deadline) {
+  if (const NamespaceEntry* entry = namespaces.index.find(namespace_name)) return &entry->labels;
+  const std::string absent_key = 'n' + std::string(namespace_name);
+  if (known_absent(absent_key)) {
+    if (metrics != nullptr) metrics->count_cluster_lookup(kNamespaces, "absent");
+    return nullptr;
+  }
+  const std::optional<HttpResult> got =
+      get_object(kNamespaces, "/api/v1/namespaces/" + url_encode(namespace_name), deadline);
+  if (!got) return nullptr;
+  const char* outcome = "error";
+  const policy::LabelPairs* found = nullptr;
+  simdjson::dom::parser parser;
+  simdjson::dom::element object;
+  if (got->ok() && allow_stored_depth(parser) == simdjson::SUCCESS &&
+      parser.parse(got->body).get(object) == simdjson::SUCCESS) {
+    const NamespaceEntry* stored =
+        namespaces.index.insert_if_absent(std::string(namespace_name), make_namespace_entry(object));
+    namespaces.index.publish();
+    outcome = "fetched";
+    found = &stored->labels;
+  } else if (got->status == 404) {
+    outcome = "absent";
+    remember_absent(absent_key);
+  } else if (logger != nullptr) {
+    logger->warn("cluster lookup failed", {{"resource", kNamespaces}, {"name", namespace_name},
+                                           {"error", got->ok() ? "not a JSON object" : got->describe()}});
+  }
+  if (metrics != nullptr) metrics->count_cluster_lookup(kNamespaces, outcome);
+  return found;
+}
+
+// Pods are not cached: only a claim's allocation asks for one, by name, with one GET.
+policy::PodSource::Outcome ClusterState::Impl::pod_json(std::string_view namespace_name, std::string_view name,
+                                                         std::string& out, Deadline deadline) {
+  const std::optional<HttpResult> got = get_object(
+      kPods, "/api/v1/namespaces/" + url_encode(namespace_name) + "/pods/" + url_encode(name), deadline);
+  if (!got) {
+    out = "no time left to ask the API server (the review's lookups are bounded by " +
+          std::to_string(options.lookup_timeout.count()) + " ms in all)";
+    return policy::PodSource::Outcome::Error;
+  }
+  const char* outcome = got->ok() ? "fetched" : got->status == 404 ? "absent" : "error";
+  if (metrics != nullptr) metrics->count_cluster_lookup(kPods, outcome);
+  if (got->ok()) {
+    out = got->body;
+    return policy::PodSource::Outcome::Found;
+  }
+  if (got->status == 404) return policy::PodSource::Outcome::NotFound;
+  out = "the API server did not answer: " + got->describe();
+  return policy::PodSource::Outcome::Error;
+}
+
+namespace {
+
+// The facts of one review: cluster state's lookups with one deadline for all of its misses.
+class ReviewLookups final : public policy::ClaimResolver, public policy::NamespaceLabels, public policy::PodSource {
+ public:
+  ReviewLookups(ClusterState::Impl& state, ClusterState::Impl::Deadline deadline) : state_(state), deadline_(deadline) {}
+  const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
+                                std::string_view name) const override {
+    return state_.find(kind, namespace_name, name, deadline_);
+  }
+  const policy::LabelPairs* labels_of(std::string_view namespace_name) const override {
+    return state_.labels_of(namespace_name, deadline_);
+  }
+  Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& json) const override {
+    return state_.pod_json(namespace_name, name, json, deadline_);
+  }
+  policy::ExternalFacts facts() const { return {this, this, this}; }
+
+ private:
+  ClusterState::Impl& state_;
+  ClusterState::Impl::Deadline deadline_;
+};
+
+}  // namespace
+
+const policy::ClaimView* ClusterState::find(policy::ClaimKind kind, std::string_view namespace_name,
+                                            std::string_view name) const {
+  return impl_->find(kind, namespace_name, name, impl_->review_deadline());
 }
 
 const policy::LabelPairs* ClusterState::labels_of(std::string_view namespace_name) const {
-  const NamespaceEntry* entry = impl_->namespaces.index.find(namespace_name);
-  return entry == nullptr ? nullptr : &entry->labels;
+  return impl_->labels_of(namespace_name, impl_->review_deadline());
+}
+
+policy::PodSource::Outcome ClusterState::pod_json(std::string_view namespace_name, std::string_view name,
+                                                   std::string& json) const {
+  return impl_->pod_json(namespace_name, name, json, impl_->review_deadline());
+}
+
+void ClusterState::review(Use& use) const {
+  const ReviewLookups lookups(*impl_, impl_->review_deadline());
+  use(lookups.facts());
 }
 
 std::string ClusterState::claims_version() const {

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "policy/claim_view.h"
+#include "policy/evaluator.h"
 #include "policy/label_selector.h"
 #include "webhook/cluster/informer.h"
 #include "webhook/cluster/kube_config.h"
@@ -53,7 +54,10 @@ struct ClusterOptions {
   std::chrono::milliseconds negative_ttl{2'000};        // a GET's "absent" is reused this long
 };
 
-class ClusterState final : public policy::ClaimResolver, public policy::NamespaceLabels {
+class ClusterState final : public policy::ClaimResolver,
+                           public policy::NamespaceLabels,
+                           public policy::PodSource,
+                           public policy::FactsProvider {
  public:
   ClusterState(KubeConfig config, ClusterOptions options, Metrics* metrics, Logger* logger);
   ~ClusterState() override;  // stop()
@@ -71,8 +75,14 @@ class ClusterState final : public policy::ClaimResolver, public policy::Namespac
   // policy::ClaimResolver: the cached claim or template; on a miss, one bounded GET.
   const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
                                 std::string_view name) const override;
-  // policy::NamespaceLabels: the namespace's labels; nullptr when the namespace is unknown.
+  // policy::NamespaceLabels: the namespace's labels; on a miss, one bounded GET (a namespace
+  // created a moment before its pod); nullptr when the namespace is unknown.
   const policy::LabelPairs* labels_of(std::string_view namespace_name) const override;
+  // policy::PodSource: one bounded GET of the pod (pods are not cached).
+  Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& json) const override;
+  // policy::FactsProvider: the three above for one review, every miss of the review together
+  // bounded by the lookup timeout (1 s), however many there are.
+  void review(Use& use) const override;
 
   // The resource.k8s.io version in use ("v1", "v1beta2", "v1beta1"), "" before discovery or
   // when the server does not serve one.
@@ -86,8 +96,9 @@ class ClusterState final : public policy::ClaimResolver, public policy::Namespac
   // Makes every change so far visible to lookups now (tests; normally every publish_interval).
   void publish_now();
 
+  struct Impl;  // cluster_state.cpp (public only so that its helpers there can name it)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

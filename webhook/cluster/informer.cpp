@@ -1,6 +1,7 @@
 // The list/watch loop of one resource (see informer.h).
 #include "webhook/cluster/informer.h"
 
+#include <algorithm>
 #include <random>
 
 namespace gpu_admission::webhook::cluster {
@@ -8,8 +9,10 @@ namespace {
 
 constexpr auto kMinHealthyWatch = std::chrono::seconds(30);  // a watch that lasted this long resets the backoff
 constexpr auto kMinCleanWatch = std::chrono::seconds(1);     // a clean end sooner than this counts as an error
-constexpr size_t kMaxListPageBytes = 256u << 20;
 constexpr int kMaxContinueRestarts = 3;
+// A parser keeps the memory it grew to for its largest document (several times its size); past
+// this much it is given back after the page or the event.
+constexpr size_t kKeptParserCapacity = 4u << 20;
 
 std::chrono::milliseconds jittered(std::chrono::milliseconds base) {
   thread_local std::mt19937_64 random{std::random_device{}()};
@@ -34,6 +37,31 @@ std::string url_encode(std::string_view text) {
   return out;
 }
 
+void DecodeErrorLog::report(std::string_view namespace_name, std::string_view name, std::string_view error) {
+  count_.fetch_add(1);
+  if (metrics_ != nullptr) metrics_->count_cluster_decode_error(resource_);
+  if (logger_ == nullptr) return;
+  unsigned long long suppressed = 0;
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (last_log_.time_since_epoch().count() != 0 && now - last_log_ < throttle_) {
+      ++suppressed_;
+      return;
+    }
+    last_log_ = now;
+    suppressed = suppressed_;
+    suppressed_ = 0;
+  }
+  logger_->warn("cluster object cannot be decoded; it is left out of the cluster state (lookups of it answer "
+                "not found), the watch goes on",
+                {{"resource", resource_},
+                 {"namespace", namespace_name},
+                 {"name", name},
+                 {"error", error},
+                 {"suppressed", suppressed}});
+}
+
 Informer::Informer(std::string resource, std::string list_path, const KubeClient& client, InformerStore& store,
                    InformerOptions options, Metrics* metrics, Logger* logger)
     : resource_(std::move(resource)),
@@ -42,7 +70,8 @@ Informer::Informer(std::string resource, std::string list_path, const KubeClient
       store_(store),
       options_(options),
       metrics_(metrics),
-      logger_(logger) {}
+      logger_(logger),
+      decode_errors_(resource_, options.log_throttle, metrics, logger) {}
 
 Informer::~Informer() { stop(); }
 
@@ -86,19 +115,31 @@ void Informer::count_restart(const char* reason, const std::string& detail) {
   suppressed_logs_ = 0;
 }
 
+void Informer::trim_parser() {
+  if (parser_.capacity() > kKeptParserCapacity) parser_ = simdjson::dom::parser();
+}
+
 bool Informer::list(std::string& resource_version, std::string& detail, bool& expired) {
   store_.begin_list();
   std::string continue_token;
   int continue_restarts = 0;
-  size_t pages = 0;
+  size_t limit = std::max<size_t>(options_.page_size, 1);
   while (!stopping()) {
-    std::string path = list_path_ + "?limit=" + std::to_string(options_.page_size);
+    std::string path = list_path_ + "?limit=" + std::to_string(limit);
     if (!continue_token.empty()) path += "&continue=" + url_encode(continue_token);
-    const HttpResult result = client_.get(path, options_.request_timeout, kMaxListPageBytes);
+    const HttpResult result = client_.get(path, options_.request_timeout, options_.max_page_bytes);
     if (result.status == 410 && !continue_token.empty() && ++continue_restarts <= kMaxContinueRestarts) {
       store_.begin_list();  // the continue token expired: list again from the start
       continue_token.clear();
       expired = true;
+      continue;
+    }
+    if (result.too_large && limit > 1) {
+      // Huge objects: the same page again, fewer objects at a time (for the rest of this list).
+      limit = std::max<size_t>(limit / 2, 1);
+      if (logger_ != nullptr)
+        logger_->warn("cluster list page too large; asking for fewer objects per page",
+                      {{"resource", resource_}, {"max_bytes", options_.max_page_bytes}, {"limit", limit}});
       continue;
     }
     if (!result.ok()) {
@@ -108,19 +149,26 @@ bool Informer::list(std::string& resource_version, std::string& detail, bool& ex
     ListPage page;
     if (const auto error = decode_list_page(parser_, result.body, page)) {
       detail = "list " + path + ": " + *error;
+      trim_parser();
       return false;
     }
     for (const auto item : page.items) {
       ObjectMeta meta;
-      if (read_object_meta(item, meta)) store_.add_listed(item, meta);
+      if (!read_object_meta(item, meta)) {
+        decode_errors_.report(meta.namespace_name, meta.name, object_meta_problem(item));
+        continue;
+      }
+      if (const std::string problem = store_.add_listed(item, meta); !problem.empty())
+        decode_errors_.report(meta.namespace_name, meta.name, problem);
     }
-    ++pages;
-    if (page.continue_token.empty()) {
-      resource_version = std::string(page.resource_version);
+    const bool last = page.continue_token.empty();
+    if (last) resource_version = std::string(page.resource_version);
+    else continue_token = std::string(page.continue_token);
+    trim_parser();  // nothing of the page is used after this
+    if (last) {
       store_.end_list();
       return true;
     }
-    continue_token = std::string(page.continue_token);
   }
   detail = "stopped";
   return false;
@@ -139,6 +187,7 @@ Informer::WatchEnd Informer::watch(std::string& resource_version, std::string& d
     if (const auto error = decode_watch_event(parser_, line, event)) {
       detail = *error;
       end = WatchEnd::Invalid;
+      trim_parser();
       return false;
     }
     if (event.type == EventType::Error) {
@@ -146,8 +195,14 @@ Informer::WatchEnd Informer::watch(std::string& resource_version, std::string& d
       end = event.error_code == 410 ? WatchEnd::Expired : WatchEnd::Error;
       return false;
     }
-    if (event.type != EventType::Bookmark) store_.apply(event.type, event.object, event.meta);
+    if (!event.problem.empty()) {
+      decode_errors_.report(event.meta.namespace_name, event.meta.name, event.problem);
+    } else if (event.type != EventType::Bookmark) {
+      if (const std::string problem = store_.apply(event.type, event.object, event.meta); !problem.empty())
+        decode_errors_.report(event.meta.namespace_name, event.meta.name, problem);
+    }
     if (!event.meta.resource_version.empty()) resource_version = std::string(event.meta.resource_version);
+    trim_parser();  // the event's elements are not used after this
     return true;
   };
   const HttpResult result = client_.stream(

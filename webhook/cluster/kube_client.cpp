@@ -208,6 +208,7 @@ HttpResult KubeClient::get_with(std::unique_ptr<httplib::ClientImpl> client, con
           result.body.append(data, size);
           return true;
         });
+    result.too_large = too_large;
     if (too_large) result.error = "response body larger than " + std::to_string(max_body) + " bytes";
     else if (late) result.error = "timed out after " + std::to_string(timeout.count()) + " ms";
     else if (!response) result.error = httplib::to_string(response.error());

@@ -25,6 +25,7 @@ struct HttpResult {
   int status = 0;      // 0: no response (see error)
   std::string body;    // the body (bounded); for streams only a non-200 body
   std::string error;   // transport error ("connection refused", "timed out", "body too large")
+  bool too_large = false;  // the body went past the bound asked for (error says so)
   bool ok() const { return status == 200; }
   std::string describe() const;  // "HTTP 403: ..." or the transport error
 };

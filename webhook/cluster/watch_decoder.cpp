@@ -1,6 +1,8 @@
 // List pages and watch events (see watch_decoder.h).
 #include "webhook/cluster/watch_decoder.h"
 
+#include <algorithm>
+
 namespace gpu_admission::webhook::cluster {
 namespace {
 
@@ -24,6 +26,23 @@ std::optional<EventType> event_type(std::string_view text) {
 
 }  // namespace
 
+simdjson::error_code allow_stored_depth(simdjson::dom::parser& parser) {
+  if (parser.max_depth() >= kMaxDocumentDepth) return simdjson::SUCCESS;
+  // allocate() keeps the capacity it is given; a parser never used gets a small one (it grows
+  // with the first document).
+  return parser.allocate(std::max<size_t>(parser.capacity(), simdjson::dom::MINIMAL_DOCUMENT_CAPACITY),
+                         kMaxDocumentDepth);
+}
+
+std::string_view object_meta_problem(element object) {
+  ObjectMeta meta;
+  if (read_object_meta(object, meta)) return {};
+  if (object.type() != element_type::OBJECT) return "not a JSON object";
+  simdjson::dom::object metadata;
+  if (object.at_key("metadata").get_object().get(metadata) != simdjson::SUCCESS) return "no metadata";
+  return "no metadata.name";
+}
+
 bool read_object_meta(element object, ObjectMeta& out) {
   out = {};
   simdjson::dom::object obj;
@@ -38,6 +57,8 @@ bool read_object_meta(element object, ObjectMeta& out) {
 
 std::optional<std::string> decode_watch_event(simdjson::dom::parser& parser, std::string_view line, WatchEvent& out) {
   out = {};
+  if (const auto error = allow_stored_depth(parser); error != simdjson::SUCCESS)
+    return std::string("watch event parser: ") + simdjson::error_message(error);
   element root;
   if (const auto error = parser.parse(line.data(), line.size()).get(root); error != simdjson::SUCCESS)
     return std::string("watch event is not JSON: ") + simdjson::error_message(error);
@@ -46,8 +67,14 @@ std::optional<std::string> decode_watch_event(simdjson::dom::parser& parser, std
   const auto type = event_type(string_or_empty(event, "type"));
   if (!type) return "watch event has no known type";
   out.type = *type;
-  if (event.at_key("object").get(out.object) != simdjson::SUCCESS || out.object.type() != element_type::OBJECT)
-    return "watch event has no object";
+  const bool has_object =
+      event.at_key("object").get(out.object) == simdjson::SUCCESS && out.object.type() == element_type::OBJECT;
+  if (!has_object && (out.type == EventType::Added || out.type == EventType::Modified || out.type == EventType::Deleted)) {
+    out.object = {};
+    out.problem = "the event's object is not a JSON object";
+    return std::nullopt;
+  }
+  if (!has_object) return "watch event has no object";
   if (out.type == EventType::Error) {
     simdjson::dom::object status = out.object.get_object().value_unsafe();
     element code;
@@ -61,12 +88,14 @@ std::optional<std::string> decode_watch_event(simdjson::dom::parser& parser, std
     if (out.meta.resource_version.empty()) return "bookmark without a resourceVersion";
     return std::nullopt;
   }
-  if (!read_object_meta(out.object, out.meta)) return "watch event object has no metadata.name";
+  if (!read_object_meta(out.object, out.meta)) out.problem = object_meta_problem(out.object);
   return std::nullopt;
 }
 
 std::optional<std::string> decode_list_page(simdjson::dom::parser& parser, std::string_view body, ListPage& out) {
   out = {};
+  if (const auto error = allow_stored_depth(parser); error != simdjson::SUCCESS)
+    return std::string("list page parser: ") + simdjson::error_message(error);
   element root;
   if (const auto error = parser.parse(body.data(), body.size()).get(root); error != simdjson::SUCCESS)
     return std::string("list response is not JSON: ") + simdjson::error_message(error);

@@ -36,8 +36,10 @@ constexpr std::array<std::string_view, 11> kKinds = {
 constexpr std::array<std::string_view, 7> kDecisions = {"allowed", "denied", "warned", "patched",
                                                         "exempt",  "error",  "other"};
 constexpr std::array<std::string_view, 3> kExemptionKinds = {"namespace", "username", "other"};
-constexpr std::array<std::string_view, 4> kClusterResources = {"namespaces", "resourceclaims",
-                                                               "resourceclaimtemplates", "other"};
+// The first kCachedResources are cached (listed and watched); pods are only got by name.
+constexpr std::array<std::string_view, 5> kClusterResources = {"namespaces", "resourceclaims",
+                                                               "resourceclaimtemplates", "pods", "other"};
+constexpr size_t kCachedResources = 3;
 constexpr std::array<std::string_view, 6> kRestartReasons = {"closed", "expired", "disconnected",
                                                              "error",  "invalid", "other"};
 constexpr std::array<std::string_view, 5> kLookupResults = {"hit", "fetched", "absent", "error", "other"};
@@ -204,12 +206,19 @@ struct Metrics::Impl {
           .Name("gpu_admission_cluster_lookups_total")
           .Help("Claim and template lookups by admission, by resource and result (hit, fetched, absent, error).")
           .Register(*registry);
+  prometheus::Family<prometheus::Counter>& cluster_decode_errors =
+      prometheus::BuildCounter()
+          .Name("gpu_admission_cluster_decode_errors_total")
+          .Help("Objects listed, watched or fetched that could not be decoded, by resource (pods that refer to "
+                "such a claim are judged with it unresolved).")
+          .Register(*registry);
   LazySeries<prometheus::Gauge, kClusterResources.size()> cluster_object_series{cluster_objects};
   LazySeries<prometheus::Gauge, kClusterResources.size()> cluster_synced_series{cluster_synced};
   LazySeries<prometheus::Counter, kClusterResources.size() * kRestartReasons.size()> cluster_restart_series{
       cluster_restarts};
   LazySeries<prometheus::Counter, kClusterResources.size() * kLookupResults.size()> cluster_lookup_series{
       cluster_lookups};
+  LazySeries<prometheus::Counter, kClusterResources.size()> cluster_decode_error_series{cluster_decode_errors};
 
   std::array<prometheus::Histogram*, kEndpoints.size()> duration_series{};
   std::array<LatencyTally, kEndpoints.size()> durations_observed;
@@ -365,9 +374,12 @@ void Metrics::count_http_error(int code) {
 }
 
 void Metrics::precreate_cluster_series() {
-  for (size_t r = 0; r + 1 < kClusterResources.size(); ++r) {
+  for (size_t r = 0; r < kCachedResources; ++r) {
     set_cluster_objects(kClusterResources[r], 0);
     set_cluster_synced(kClusterResources[r], false);
+    impl_->cluster_decode_error_series.get(r, impl_->registration, [&] {
+      return prometheus::Labels{{"resource", std::string(kClusterResources[r])}};
+    });
     for (size_t reason = 0; reason + 1 < kRestartReasons.size(); ++reason) {
       impl_->cluster_restart_series.get(r * kRestartReasons.size() + reason, impl_->registration, [&] {
         return prometheus::Labels{{"resource", std::string(kClusterResources[r])},
@@ -431,6 +443,17 @@ void Metrics::count_cluster_lookup(std::string_view resource, std::string_view r
                return prometheus::Labels{{"resource", std::string(kClusterResources[r])},
                                          {"result", std::string(kLookupResults[what])}};
              })
+        .Increment();
+  } catch (...) {
+  }
+}
+
+void Metrics::count_cluster_decode_error(std::string_view resource) {
+  try {
+    const size_t r = vocabulary_index(kClusterResources, resource);
+    impl_->cluster_decode_error_series
+        .get(r, impl_->registration,
+             [&] { return prometheus::Labels{{"resource", std::string(kClusterResources[r])}}; })
         .Increment();
   } catch (...) {
   }

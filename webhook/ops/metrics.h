@@ -61,6 +61,9 @@ class Metrics {
   void count_cluster_watch_restart(std::string_view resource, std::string_view reason);
   // gpu_admission_cluster_lookups_total{resource,result}  (result: hit|fetched|absent|error)
   void count_cluster_lookup(std::string_view resource, std::string_view result);
+  // gpu_admission_cluster_decode_errors_total{resource}: objects listed, watched or fetched that
+  // could not be decoded (left out of the cache as usable objects)
+  void count_cluster_decode_error(std::string_view resource);
 
   // The Prometheus text exposition of every family.
   std::string serialize() const;

@@ -68,10 +68,11 @@ TEST_CASE("dra: check resolves a pod's claim template among its inputs and says 
   CHECK(text.out.find("/spec/containers/1/env") != std::string::npos);
   CHECK(text.out.find("/spec/containers/0/env") == std::string::npos);
 
-  // Without the template the claim cannot be counted: never a silent zero.
+  // Without the template the claim cannot be counted, nor its sharing or MIG devices judged in
+  // the adversarial MIG pool: never a silent zero.
   json alone = check_json({kDraExamples + "/pod-template.yaml"}, 1);
   REQUIRE(alone["results"].size() == 1);
-  CHECK(denied_rules(alone["results"][0]) == std::set<std::string>{"gpu-cap"});
+  CHECK(denied_rules(alone["results"][0]) == std::set<std::string>{"gpu-cap", "mps-adversarial", "mig-profile"});
   const auto& v = alone["results"][0]["violations"][0];
   CHECK(v["field"] == "spec.resourceClaims[0]");
   CHECK(v["message"] == "cannot count the GPUs of ResourceClaimTemplate one-slice: not found");

@@ -21,11 +21,12 @@ std::string key_of(const Json& object) {
 }
 
 std::string group_version(const std::string& resource) {
-  return resource == "namespaces" ? "v1" : "resource.k8s.io/v1";
+  return resource == "namespaces" || resource == "pods" ? "v1" : "resource.k8s.io/v1";
 }
 
 std::string kind_of(const std::string& resource) {
   if (resource == "namespaces") return "Namespace";
+  if (resource == "pods") return "Pod";
   return resource == "resourceclaims" ? "ResourceClaim" : "ResourceClaimTemplate";
 }
 
@@ -112,9 +113,25 @@ void FakeApiServer::put(const std::string& resource, Json object, bool announce)
     object["apiVersion"] = group_version(resource);
     object["kind"] = kind_of(resource);
     const std::string key = key_of(object);
-    const bool existed = objects_[resource].count(key) > 0;
+    const bool existed = objects_[resource].count(key) > 0 || raw_objects_[resource].erase(key) > 0;
     objects_[resource][key] = object;
-    if (announce) events_.push_back({rv, resource, existed ? "MODIFIED" : "ADDED", object});
+    if (announce) events_.push_back({rv, resource, existed ? "MODIFIED" : "ADDED", object, {}});
+  }
+  changed_.notify_all();
+}
+
+void FakeApiServer::put_raw(const std::string& resource, const std::string& namespace_name, const std::string& name,
+                            std::string json_text, bool announce) {
+  {
+    std::lock_guard lock(mutex_);
+    const long long rv = ++rv_;
+    const std::string_view prefix = R"({"metadata":{")";
+    if (json_text.compare(0, prefix.size(), prefix) == 0)
+      json_text.insert(prefix.size() - 1, R"("resourceVersion":")" + std::to_string(rv) + "\",");
+    const std::string key = namespace_name + "/" + name;
+    const bool existed = objects_[resource].erase(key) > 0 || raw_objects_[resource].count(key) > 0;
+    raw_objects_[resource][key] = json_text;
+    if (announce) events_.push_back({rv, resource, existed ? "MODIFIED" : "ADDED", Json(), std::move(json_text)});
   }
   changed_.notify_all();
 }
@@ -122,13 +139,22 @@ void FakeApiServer::put(const std::string& resource, Json object, bool announce)
 void FakeApiServer::remove(const std::string& resource, const std::string& namespace_name, const std::string& name) {
   {
     std::lock_guard lock(mutex_);
+    const std::string key = namespace_name + "/" + name;
+    auto& raw_objects = raw_objects_[resource];
     auto& objects = objects_[resource];
-    const auto it = objects.find(namespace_name + "/" + name);
-    if (it == objects.end()) return;
-    Json object = it->second;
-    objects.erase(it);
-    object["metadata"]["resourceVersion"] = std::to_string(++rv_);
-    events_.push_back({rv_, resource, "DELETED", object});
+    const auto it = objects.find(key);
+    if (const auto raw = raw_objects.find(key); raw != raw_objects.end()) {
+      std::string text = std::move(raw->second);  // its resourceVersion stays the last put_raw's
+      raw_objects.erase(raw);
+      events_.push_back({++rv_, resource, "DELETED", Json(), std::move(text)});
+    } else if (it != objects.end()) {
+      Json object = it->second;
+      objects.erase(it);
+      object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+      events_.push_back({rv_, resource, "DELETED", object, {}});
+    } else {
+      return;
+    }
   }
   changed_.notify_all();
 }
@@ -150,27 +176,37 @@ void FakeApiServer::cut_watches() {
 std::string FakeApiServer::list_body(const std::string& resource, size_t offset, size_t limit,
                                      std::string& next) const {
   std::lock_guard lock(mutex_);
-  Json items = Json::array();
-  const auto found = objects_.find(resource);
-  size_t index = 0;
-  if (found != objects_.end()) {
-    for (const auto& [key, object] : found->second) {
-      if (index++ < offset) continue;
-      if (items.size() == limit) break;
-      Json item = object;
+  // The objects of both kinds in key order: a tree's key, or put_raw's text.
+  std::map<std::string_view, std::pair<const Json*, const std::string*>> all;
+  if (const auto found = objects_.find(resource); found != objects_.end())
+    for (const auto& [key, object] : found->second) all[key].first = &object;
+  if (const auto found = raw_objects_.find(resource); found != raw_objects_.end())
+    for (const auto& [key, text] : found->second) all[key].second = &text;
+  std::string items;
+  size_t index = 0, count = 0;
+  for (const auto& [key, object] : all) {
+    if (index++ < offset) continue;
+    if (count == limit) break;
+    if (count++ > 0) items += ',';
+    if (object.second != nullptr) {
+      items += *object.second;
+    } else {
+      Json item = *object.first;
       item.erase("apiVersion");
       item.erase("kind");
-      items.push_back(std::move(item));
+      items += item.dump();
     }
   }
-  const size_t total = found == objects_.end() ? 0 : found->second.size();
-  next = offset + items.size() < total ? "page+" + std::to_string(offset + items.size()) + "/=" : "";
+  next = offset + count < all.size() ? "page+" + std::to_string(offset + count) + "/=" : "";
   Json body = {{"kind", kind_of(resource) + "List"},
                {"apiVersion", group_version(resource)},
                {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
-               {"items", std::move(items)}};
+               {"items", Json::array()}};
   if (!next.empty()) body["metadata"]["continue"] = next;
-  return body.dump();
+  std::string text = body.dump();
+  const std::string empty_items = R"("items":[])";
+  text.insert(text.find(empty_items) + empty_items.size() - 1, items);
+  return text;
 }
 
 void FakeApiServer::route() {
@@ -231,11 +267,36 @@ void FakeApiServer::route() {
                  if (const int delay = get_delay_ms.load(); delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
                  std::lock_guard lock(mutex_);
                  get_ports_.insert(req.remote_port);
+                 const std::string key = std::string(req.matches[1]) + "/" + std::string(req.matches[3]);
+                 const auto& raw_objects = raw_objects_[req.matches[2]];
+                 if (const auto raw = raw_objects.find(key); raw != raw_objects.end()) {
+                   res.status = 200;
+                   return res.set_content(raw->second, "application/json");
+                 }
                  const auto& objects = objects_[req.matches[2]];
-                 const auto it = objects.find(std::string(req.matches[1]) + "/" + std::string(req.matches[3]));
+                 const auto it = objects.find(key);
                  if (it == objects.end()) return reply(res, 404, status(404, "NotFound", "not found"));
                  reply(res, 200, it->second);
                });
+  // Single GETs of a namespace and of a pod (pods are only ever got, never listed or watched).
+  const auto get_one = [=](const std::string& resource, const std::string& key, const httplib::Request& req,
+                           httplib::Response& res) {
+    if (!authorized(req, res)) return;
+    counters.gets++;
+    if (resource == "pods") counters.pod_gets++;
+    if (const int delay = get_delay_ms.load(); delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    std::lock_guard lock(mutex_);
+    const auto& objects = objects_[resource];
+    const auto it = objects.find(key);
+    if (it == objects.end()) return reply(res, 404, status(404, "NotFound", "not found"));
+    reply(res, 200, it->second);
+  };
+  server_->Get(R"(/api/v1/namespaces/([^/]+))", [=](const httplib::Request& req, httplib::Response& res) {
+    get_one("namespaces", "/" + std::string(req.matches[1]), req, res);
+  });
+  server_->Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [=](const httplib::Request& req, httplib::Response& res) {
+    get_one("pods", std::string(req.matches[1]) + "/" + std::string(req.matches[2]), req, res);
+  });
 }
 
 }  // namespace cluster_test
@@ -279,7 +340,10 @@ void FakeApiServer::watch(const std::string& resource, const httplib::Request& r
       if (stopping_ || state->generation != cut_generation_) return false;  // abrupt: no final chunk
       for (const Event& event : events_) {
         if (event.rv <= state->from || event.resource != resource) continue;
-        lines.push_back(Json{{"type", event.type}, {"object", event.object}}.dump() + "\n");
+        if (!event.raw.empty())
+          lines.push_back(R"({"type":")" + event.type + R"(","object":)" + event.raw + "}\n");
+        else
+          lines.push_back(Json{{"type", event.type}, {"object", event.object}}.dump() + "\n");
         state->from = event.rv;
       }
       const auto now = std::chrono::steady_clock::now();

@@ -47,10 +47,19 @@ class FakeApiServer {
   // A kubeconfig (token auth, CA inline) for this server, written to `path`.
   void write_kubeconfig(const std::string& path) const;
 
-  // resource: namespaces | resourceclaims | resourceclaimtemplates. `object` is the whole object
+  // resource: namespaces | resourceclaims | resourceclaimtemplates | pods (pods are only got by
+  // name: put them with announce=false). `object` is the whole object
   // (metadata.name, .namespace); resourceVersion is set here. announce=false: GET finds it, no
   // watch event is sent (the watch is "behind").
   void put(const std::string& resource, Json object, bool announce = true);
+  // An object given as JSON text, sent as it is: in lists (so without apiVersion and kind, as
+  // list items come), in watch events ({"type":...,"object":<text>}) and to GETs. For objects a
+  // JSON tree cannot hold or should not be made to (10,000 levels deep, not an object, no
+  // name). `namespace_name`/`name` place it among the others (a list's order, GETs, remove()).
+  // When the text starts with {"metadata":{" its resourceVersion is set here; otherwise it has
+  // none (watches then advance past it with the next bookmark).
+  void put_raw(const std::string& resource, const std::string& namespace_name, const std::string& name,
+               std::string json_text, bool announce = true);
   void remove(const std::string& resource, const std::string& namespace_name, const std::string& name);
   // Watches from a resourceVersion older than the current one get 410 (ERROR event) from now on.
   void compact();
@@ -69,7 +78,7 @@ class FakeApiServer {
   size_t max_page = 1000;             // a list's limit is capped at this
 
   struct Counters {
-    std::atomic<int> lists{0}, list_pages{0}, watches{0}, gets{0}, unauthorized{0};
+    std::atomic<int> lists{0}, list_pages{0}, watches{0}, gets{0}, unauthorized{0}, pod_gets{0};
   };
   Counters counters;
   // The client ports single-object GETs came from: one per connection they used.
@@ -84,6 +93,7 @@ class FakeApiServer {
     std::string resource;
     std::string type;
     Json object;
+    std::string raw;  // put_raw's text, sent instead of `object` when set
   };
   void route();
   void watch(const std::string& resource, const httplib::Request& req, httplib::Response& res);
@@ -104,6 +114,7 @@ class FakeApiServer {
   bool stopping_ = false;
   std::string expire_next_watch_;  // a resource
   std::map<std::string, std::map<std::string, Json>> objects_;  // resource -> ns/name -> object
+  std::map<std::string, std::map<std::string, std::string>> raw_objects_;  // resource -> ns/name -> put_raw text
   std::set<int> get_ports_;
   std::vector<Event> events_;
 };

@@ -43,11 +43,19 @@ TEST_CASE("cluster state: paged initial list, watch updates, GET fallback, delet
   CHECK(state.counts().namespaces == 251);
   CHECK(label_value(state.labels_of("team-a"), "tenant") == "a");
   CHECK(label_value(state.labels_of("ns-249"), "n") == "249");
-  CHECK(state.labels_of("nowhere") == nullptr);
   CHECK(first_count(state.find(ClaimKind::Template, "team-a", "two-gpus")) == 2);
   CHECK(first_count(state.find(ClaimKind::Claim, "team-a", "shared")) == 3);
   CHECK(state.find(ClaimKind::Template, "team-a", "two-gpus")->api_version == "resource.k8s.io/v1");
   CHECK(server.counters.gets == 0);
+  // A namespace missing from the cache is asked for once (it may have been created a moment
+  // ago); absent, it is remembered as such for a while.
+  CHECK(state.labels_of("nowhere") == nullptr);
+  CHECK(state.labels_of("nowhere") == nullptr);
+  CHECK(server.counters.gets == 1);
+  server.put("namespaces", namespace_object("just-made", {{"tenant", "c"}}), false);
+  CHECK(label_value(state.labels_of("just-made"), "tenant") == "c");
+  CHECK(label_value(state.labels_of("just-made"), "tenant") == "c");
+  CHECK(server.counters.gets == 2);
 
   // A namespace relabelled, a claim created: the watch delivers both.
   server.put("namespaces", namespace_object("team-a", {{"tenant", "b"}}));
@@ -75,7 +83,7 @@ TEST_CASE("cluster state: paged initial list, watch updates, GET fallback, delet
   CHECK(eventually([&] { return state.find(ClaimKind::Claim, "team-a", "shared") == nullptr; }));
 
   state.publish_now();
-  CHECK(has_metric(metrics, "gpu_admission_cluster_objects{resource=\"namespaces\"} 251"));
+  CHECK(has_metric(metrics, "gpu_admission_cluster_objects{resource=\"namespaces\"} 252"));  // and just-made
   CHECK(has_metric(metrics, "gpu_admission_cluster_synced{resource=\"resourceclaimtemplates\"} 1"));
   CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"fetched\"} 1"));
   CHECK(has_metric(metrics, "gpu_admission_cluster_lookups_total{resource=\"resourceclaimtemplates\",result=\"absent\"} 1"));

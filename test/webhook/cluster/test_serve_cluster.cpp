@@ -4,88 +4,17 @@
 // errors of --cluster.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <httplib.h>
 
 #include <sstream>
 
 #include "cluster_test_support.h"
+#include "serve_child.h"
 #include "webhook/server/server_test_support.h"
-
-extern char** environ;
 
 namespace {
 
 using namespace cluster_test;
-
-// The binary as a child process, stderr to `log`; killed at the end of the scope.
-class Child {
- public:
-  Child(std::vector<std::string> args, const std::string& log) : log_(log) {
-    args.insert(args.begin(), GPU_ADMISSION_BINARY);
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    if (posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-  }
-  ~Child() {
-    if (pid_ > 0 && exit_code_ == -2) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  int wait_exit(std::chrono::milliseconds timeout) {
-    eventually([&] {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      return exit_code_ != -2;
-    }, timeout);
-    return exit_code_;
-  }
-  std::string log() const {
-    std::ifstream in(log_);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-  // A field of the first log line containing `message`, waiting for it.
-  Json log_line(const std::string& message, std::chrono::milliseconds timeout = 10s) {
-    Json found;
-    eventually([&] {
-      std::istringstream lines(log());
-      for (std::string line; std::getline(lines, line);) {
-        if (line.find(message) == std::string::npos || line.empty() || line.front() != '{') continue;
-        found = Json::parse(line, nullptr, false);
-        return !found.is_discarded();
-      }
-      return false;
-    }, timeout);
-    return found;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int exit_code_ = -2;
-  std::string log_;
-};
 
 std::string pod_review(const std::string& uid, const std::string& ns, const std::string& template_name) {
   Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
@@ -101,13 +30,6 @@ std::string pod_review(const std::string& uid, const std::string& ns, const std:
   return review.dump();
 }
 
-std::string scrape(int port) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(2);
-  client.set_read_timeout(2);
-  auto result = client.Get("/metrics");
-  return result ? result->body : "";
-}
 
 }  // namespace
 

@@ -39,10 +39,23 @@ TEST_CASE("cluster watch: events and their errors", "[cluster]") {
   REQUIRE_FALSE(cl::decode_watch_event(parser, R"({"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old"}})", event));
   CHECK(event.error_code == 410);
   CHECK(event.error_message == "too old");
+  CHECK(event.problem.empty());
+  // Not a watch event: an error (the watch ends and the resource is listed again).
   CHECK(cl::decode_watch_event(parser, "{", event));
   CHECK(cl::decode_watch_event(parser, R"({"type":"SOMETHING","object":{}})", event));
-  CHECK(cl::decode_watch_event(parser, R"({"type":"ADDED","object":{"metadata":{}}})", event));
-  CHECK(cl::decode_watch_event(parser, R"({"type":"ADDED"})", event));
+  CHECK(cl::decode_watch_event(parser, R"({"type":"BOOKMARK","object":{"metadata":{}}})", event));
+  CHECK(cl::decode_watch_event(parser, R"({"type":"ERROR"})", event));
+  // An event whose object alone is unusable decodes, saying what is wrong (it is skipped).
+  REQUIRE_FALSE(cl::decode_watch_event(parser, R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"8"}}})", event));
+  CHECK(event.problem == "no metadata.name");
+  CHECK(event.meta.resource_version == "8");
+  REQUIRE_FALSE(cl::decode_watch_event(parser, R"({"type":"MODIFIED","object":{"spec":{}}})", event));
+  CHECK(event.problem == "no metadata");
+  REQUIRE_FALSE(cl::decode_watch_event(parser, R"({"type":"ADDED"})", event));
+  CHECK(event.problem == "the event's object is not a JSON object");
+  REQUIRE_FALSE(cl::decode_watch_event(parser, R"({"type":"DELETED","object":[1]})", event));
+  CHECK(event.problem == "the event's object is not a JSON object");
+  CHECK(cl::object_meta_problem(parser.parse(std::string("[]")).value()) == "not a JSON object");
 }
 
 TEST_CASE("cluster watch: list pages and discovery", "[cluster]") {
@@ -61,10 +74,10 @@ TEST_CASE("cluster watch: list pages and discovery", "[cluster]") {
 }
 
 TEST_CASE("cluster objects: a list item without apiVersion decodes, and its copy owns its strings", "[cluster]") {
-  simdjson::dom::parser parser, scratch;
+  simdjson::dom::parser parser;
   std::string text = R"({"metadata":{"name":"t","namespace":"n"},"spec":{"spec":{"devices":{"requests":[{"name":"r","deviceClassName":"gpu.nvidia.com","count":3,"selectors":[{"cel":{"expression":"x"}}]}]}}}})";
   auto entry = cl::make_claim_entry(parser.parse(text).value(), gpu_admission::policy::ClaimKind::Template,
-                                    "resource.k8s.io/v1beta1", scratch);
+                                    "resource.k8s.io/v1beta1");
   REQUIRE(entry->ok());
   text.assign(text.size(), '#');  // the entry does not point into the input
   parser.parse(std::string(R"({"x":"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"})")).value();
@@ -78,7 +91,7 @@ TEST_CASE("cluster objects: a list item without apiVersion decodes, and its copy
   // The MIG profiles its selectors pin are found once and, like every string, kept in the entry.
   std::string mig = R"({"metadata":{"name":"m","namespace":"n"},"spec":{"devices":{"requests":[{"name":"r","exactly":{"deviceClassName":"mig.nvidia.com","selectors":[{"cel":{"expression":"device.attributes['gpu.nvidia.com'].profile == '2g.20gb'"}}]}}]}}})";
   auto pinned = cl::make_claim_entry(parser.parse(mig).value(), gpu_admission::policy::ClaimKind::Claim,
-                                     "resource.k8s.io/v1", scratch);
+                                     "resource.k8s.io/v1");
   REQUIRE(pinned->ok());
   mig.assign(mig.size(), '#');
   parser.parse(std::string(R"({"x":"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"})")).value();
@@ -88,6 +101,6 @@ TEST_CASE("cluster objects: a list item without apiVersion decodes, and its copy
   CHECK(alternative.pinned_profiles[0] == "2g.20gb");
 
   auto bad = cl::make_claim_entry(parser.parse(std::string(R"({"metadata":{"name":"b"},"spec":{"spec":{"devices":{"requests":[{"name":"r"}]}}}})")).value(),
-                                  gpu_admission::policy::ClaimKind::Template, "resource.k8s.io/v1", scratch);
+                                  gpu_admission::policy::ClaimKind::Template, "resource.k8s.io/v1");
   CHECK_FALSE(bad->ok());
 }

@@ -1,0 +1,201 @@
+// End to end, as a tenant and the scheduler drive it: the real `serve` binary with cluster state
+// from the fake API server. A pod is admitted with its claim; the tenant swaps the claim (or
+// creates it only after a pod that the webhook never saw); the stand-in scheduler sends the
+// claim's status UPDATE that allocates devices for the pod, which is refused naming the pod and
+// the rules, while the legitimate flow allocates. Also: a namespace created a moment before its
+// pod is fetched, and a review waits at most the lookup timeout in all on a slow API server.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "cluster_test_support.h"
+#include "serve_child.h"
+#include "webhook/dra_test_devices.h"
+#include "webhook/server/server_test_support.h"
+
+namespace {
+
+using namespace cluster_test;
+
+// Tenant "ml" is chosen by namespace labels; its pool a100 is adversarial and cut with MIG.
+constexpr const char* kPolicy = R"(apiVersion: gpu-admission.io/v1alpha1
+kind: GpuAdmissionPolicy
+metadata: {name: allocation}
+spec:
+  defaults:
+    maxGpusPerPod: 2
+    unmappedGpuPods: deny
+    gpuTaints: []
+  mutations: {hide-gpus: false}
+  pools:
+    - name: a100
+      nodeSelector: {pool: a100}
+      trust: adversarial
+      gpuModel: A100-SXM4-80GB
+      mig: {strategy: mixed, defaultProfile: 1g.10gb}
+  tenants:
+    - name: ml
+      namespaceSelector: {matchLabels: {team: ml}}
+      pools: [a100]
+      defaultPool: a100
+)";
+
+Json devices_one_slice() { return dra_test::one_mig_slice(); }
+Json devices_whole(int count) { return dra_test::whole_gpus(count); }
+Json devices_mps() { return dra_test::mps_mig_slice(); }
+
+Json claim(const std::string& name, const Json& devices) {
+  return {{"apiVersion", "resource.k8s.io/v1"}, {"kind", "ResourceClaim"},
+          {"metadata", {{"name", name}, {"namespace", "team-ml"}, {"uid", "uid-" + name}}},
+          {"spec", {{"devices", devices}}}};
+}
+
+// The pod as /mutate leaves it: tenant labels, pinned to a100, using claim `claim_name`.
+Json pod(const std::string& name, const std::string& claim_name) {
+  return {{"apiVersion", "v1"}, {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "team-ml"}, {"uid", "uid-" + name},
+                        {"labels", {{"gpu-admission.io/tenant", "ml"}}}}},
+          {"spec", {{"nodeSelector", {{"pool", "a100"}}},
+                    {"resourceClaims", Json::array({{{"name", "gpu"}, {"resourceClaimName", claim_name}}})},
+                    {"containers", Json::array({{{"name", "train"}, {"image", "cuda"},
+                                                 {"resources", {{"claims", Json::array({{{"name", "gpu"}}})}}}}})}}}};
+}
+
+Json review(const std::string& uid, const Json& kind, const std::string& resource, const Json& object,
+            const std::string& operation, const std::string& username) {
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+          {"request", {{"uid", uid}, {"kind", kind},
+                       {"resource", {{"group", kind["group"]}, {"version", kind["version"]}, {"resource", resource}}},
+                       {"name", object["metadata"]["name"]}, {"namespace", "team-ml"}, {"operation", operation},
+                       {"userInfo", {{"username", username}}}, {"object", object}}}};
+}
+
+const Json kPodKind = {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}};
+const Json kClaimKind = {{"group", "resource.k8s.io"}, {"version", "v1"}, {"kind", "ResourceClaim"}};
+
+// What the stand-in scheduler sends when it allocates `object` for `pod_name`.
+std::string allocation_review(const std::string& uid, const Json& object, const std::string& pod_name) {
+  Json allocated = object;
+  allocated["status"] = {{"allocation", {{"devices", {{"results", Json::array()}}}}},
+                         {"reservedFor", Json::array({{{"resource", "pods"}, {"name", pod_name}, {"uid", "uid-" + pod_name}}})}};
+  Json r = review(uid, kClaimKind, "resourceclaims", allocated, "UPDATE", "system:kube-scheduler");
+  r["request"]["subResource"] = "status";
+  r["request"]["oldObject"] = object;
+  return r.dump();
+}
+
+struct Serving {
+  FakeApiServer api;
+  TempDir dir;
+  std::unique_ptr<Child> serve;
+  server_test::TlsClient client;
+  int metrics_port = 0;
+
+  Serving() {
+    REQUIRE(api.start());
+    api.write_kubeconfig(dir.file("kubeconfig"));
+    write_text(dir.file("policy.yaml"), kPolicy);
+    serve = std::make_unique<Child>(
+        std::vector<std::string>{"serve", "--policy", dir.file("policy.yaml"), "--cluster", "required", "--kubeconfig",
+                                 dir.file("kubeconfig"), "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+                                 "--grace-period", "1"},
+        dir.file("stderr.log"));
+    const Json serving = serve->log_line("gpu-admission serving");
+    INFO(serve->log());
+    REQUIRE(serving.is_object());
+    metrics_port = serving["metrics_port"];
+    REQUIRE(client.connect(serving["port"]));
+    REQUIRE(eventually([&] { return client.request("GET", "/readyz").status == 200; }));
+  }
+  Json validate(const std::string& body) {
+    auto response = client.request("POST", "/validate", body);
+    REQUIRE(response.status == 200);
+    return Json::parse(response.body)["response"];
+  }
+};
+
+std::string message(const Json& response) { return response["status"].value("message", ""); }
+
+}  // namespace
+
+TEST_CASE("allocation end to end: the legitimate flow allocates, a swapped claim is refused at allocation",
+          "[cluster][binary][allocation]") {
+  Serving s;
+  // The namespace was created a moment before the pod: not in the cache, fetched with one GET.
+  s.api.put("namespaces", namespace_object("team-ml", {{"team", "ml"}}), false);
+  s.api.put("resourceclaims", claim("c1", devices_one_slice()));
+  const Json train = pod("train", "c1");
+  Json admitted = s.validate(review("p1", kPodKind, "pods", train, "CREATE", "alice").dump());
+  INFO(admitted.dump());
+  REQUIRE(admitted["allowed"] == true);
+  s.api.put("pods", train, false);  // stored as admitted
+
+  // The scheduler allocates the claim the pod was admitted with.
+  Json allowed = s.validate(allocation_review("a1", claim("c1", devices_one_slice()), "train"));
+  INFO(allowed.dump());
+  CHECK(allowed["allowed"] == true);
+  CHECK(s.api.counters.pod_gets == 1);
+
+  // The tenant deletes the claim and makes another of the same name before allocation.
+  for (const Json& swapped : {devices_whole(4), devices_mps()}) {
+    s.api.remove("resourceclaims", "team-ml", "c1");
+    s.api.put("resourceclaims", claim("c1", swapped));
+    Json refused = s.validate(allocation_review("a2", claim("c1", swapped), "train"));
+    INFO(refused.dump());
+    CHECK(refused["allowed"] == false);
+    CHECK(refused["status"]["code"] == 403);
+    CHECK(message(refused).find("pod team-ml/train: ") != std::string::npos);
+    if (swapped == devices_mps()) CHECK(message(refused).find("[mps-adversarial]") != std::string::npos);
+    else CHECK(message(refused).find("[gpu-cap]") != std::string::npos);
+  }
+  const Json denied_line = s.serve->log_line("\"denied\"");
+  CHECK(denied_line.value("name", "") == "c1");
+  CHECK(denied_line.value("kind", "") == "ResourceClaim");
+
+  const std::string metrics = scrape(s.metrics_port);
+  CHECK(metrics.find("gpu_admission_cluster_lookups_total{resource=\"namespaces\",result=\"fetched\"} 1") !=
+        std::string::npos);
+  CHECK(metrics.find("gpu_admission_cluster_lookups_total{resource=\"pods\",result=\"fetched\"} 3") != std::string::npos);
+}
+
+TEST_CASE("allocation end to end: a claim created after a pod the webhook never judged is refused at allocation",
+          "[cluster][binary][allocation]") {
+  Serving s;
+  s.api.put("namespaces", namespace_object("team-ml", {{"team", "ml"}}));
+  // The pod got in while the webhook was not asked (failurePolicy Ignore, webhook down); its
+  // claim comes only now, asking for 8 whole GPUs.
+  s.api.put("pods", pod("early", "later"), false);
+  const Json later = claim("later", devices_whole(8));
+  Json created = s.validate(review("c1", kClaimKind, "resourceclaims", later, "CREATE", "alice").dump());
+  CHECK(created["allowed"] == false);  // the claim alone is over the cap...
+  // ...and were it created anyway (the webhook down again), its allocation is refused.
+  s.api.put("resourceclaims", later);
+  Json refused = s.validate(allocation_review("a1", later, "early"));
+  INFO(refused.dump());
+  CHECK(refused["allowed"] == false);
+  CHECK(message(refused).find("[gpu-cap] pod team-ml/early: ") != std::string::npos);
+  CHECK(message(refused).find("[mig-profile] pod team-ml/early: ") != std::string::npos);
+  // A pod that is gone, or another pod under the same name: refused, the scheduler retries.
+  Json gone = s.validate(allocation_review("a2", claim("c9", devices_one_slice()), "nobody"));
+  CHECK(gone["allowed"] == false);
+  CHECK(message(gone).find("cannot judge pod team-ml/nobody: not found") != std::string::npos);
+}
+
+TEST_CASE("a review waits at most the lookup timeout on a slow API server, however many misses it has",
+          "[cluster][binary][deadline]") {
+  Serving s;
+  s.api.put("namespaces", namespace_object("team-ml", {{"team", "ml"}}));
+  s.api.get_delay_ms = 3000;  // every single-object GET answers after 3 s
+  Json two = pod("slow", "missing-a");
+  two["spec"]["resourceClaims"].push_back({{"name", "other"}, {"resourceClaimName", "missing-b"}});
+  Json old_two = two;
+  old_two["spec"]["resourceClaims"][1]["resourceClaimName"] = "missing-c";
+  Json update = review("u1", kPodKind, "pods", two, "UPDATE", "alice");
+  update["request"]["oldObject"] = old_two;
+  const auto started = std::chrono::steady_clock::now();
+  Json answer = s.validate(update.dump());
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(answer.dump());
+  CHECK(answer["allowed"] == false);  // unresolved claims fail closed
+  CHECK(took < 1800ms);               // one allowance of 1 s for all four lookups, not 1 s each
+}

@@ -1,0 +1,190 @@
+// The decision phase for a claim's allocation (devices are judged again when they are
+// allocated): an UPDATE of resourceclaims/status that newly sets status.allocation, or adds a
+// pod to status.reservedFor of an allocated claim, is judged by judging each such pod as it is
+// stored now with this claim as it now is. A pod's findings that do not depend on this claim were
+// judged when the pod was admitted (with its creator's username, which is not known here), so
+// only what the claim adds counts: the pod is judged twice, with the claim and with the claim
+// asking for nothing, and only findings of the first that the second lacks refuse the update.
+// A pod that cannot be fetched, is not the pod that was reserved (another uid), or does not refer
+// to the claim cannot be judged: the update is refused and the scheduler tries again.
+#include "webhook/admission/review_decision.h"
+
+#include <utility>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "policy/claim_decoder.h"
+#include "policy/claim_status.h"
+#include "policy/evaluator.h"
+
+namespace gpu_admission::webhook {
+namespace {
+
+// What is read of a reserved pod besides its view: its uid, and its status's map of claim entries
+// to the claims made for them ({entry name, claim name}); views into the pod's DOM.
+struct ReservedPod {
+  std::string_view uid;
+  std::vector<std::pair<std::string_view, std::string_view>> claim_statuses;
+};
+
+// The claim being allocated, in place of whatever a pod's entry would find for it.
+class AllocatedClaim final : public policy::ClaimResolver {
+ public:
+  AllocatedClaim(const policy::ClaimResolver* cluster, const policy::ClaimView& claim, std::string_view template_name,
+                 const policy::ClaimView& as)
+      : cluster_(cluster), claim_(claim), template_name_(template_name), as_(as) {}
+  const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
+                                std::string_view name) const override {
+    if (namespace_name == claim_.namespace_name) {
+      if (kind == policy::ClaimKind::Claim && name == claim_.name) return &as_;
+      if (kind == policy::ClaimKind::Template && !template_name_.empty() && name == template_name_) return &as_;
+    }
+    return cluster_ ? cluster_->find(kind, namespace_name, name) : nullptr;
+  }
+
+ private:
+  const policy::ClaimResolver* cluster_;
+  const policy::ClaimView& claim_;
+  std::string_view template_name_;
+  const policy::ClaimView& as_;
+};
+
+// The pod's entry that stands for the claim: by name, or for a claim made from a template, the
+// entry the pod's status.resourceClaimStatuses maps to the claim's name (what the scheduler and
+// the kubelet read), else the one the claim's annotation names when the claim's controller owner
+// is this pod. `template_name` is that entry's template ("" for an entry naming the claim).
+bool refers_to(const policy::PodView& pod, const ReservedPod& reserved, const policy::ClaimView& claim,
+               const policy::ClaimStatusView& status, std::string_view& template_name) {
+  template_name = {};
+  for (const auto& ref : pod.resource_claims)
+    if (!ref.claim_name.empty() && ref.claim_name == claim.name) return true;
+  auto entry_named = [&](std::string_view entry) {
+    for (const auto& ref : pod.resource_claims) {
+      if (ref.name != entry || ref.template_name.empty()) continue;
+      template_name = ref.template_name;
+      return true;
+    }
+    return false;
+  };
+  for (const auto& [entry, claim_name] : reserved.claim_statuses)
+    if (claim_name == claim.name && entry_named(entry)) return true;
+  const bool owned = !status.owner_pod_uid.empty() && status.owner_pod_uid == reserved.uid;
+  return owned && !status.pod_claim_name.empty() && entry_named(status.pod_claim_name);
+}
+
+std::string pod_key(const policy::ClaimView& claim, const policy::ClaimConsumer& pod) {
+  return std::string(claim.namespace_name) + "/" + std::string(pod.name);
+}
+
+ObjectError cannot_judge(const policy::ClaimConsumer& pod, std::string message) {
+  return ObjectError{"request.object",
+                     policy::DecodeError{"status.reservedFor[" + std::to_string(pod.index) + "]", std::move(message)}};
+}
+
+// Reads metadata.uid and status.resourceClaimStatuses of the pod's text (absent: empty).
+void read_reserved_pod(simdjson::dom::element root, ReservedPod& out) {
+  out = {};
+  if (root.at_pointer("/metadata/uid").get_string().get(out.uid) != simdjson::SUCCESS) out.uid = {};
+  simdjson::dom::array statuses;
+  if (root.at_pointer("/status/resourceClaimStatuses").get_array().get(statuses) != simdjson::SUCCESS) return;
+  for (const auto entry : statuses) {
+    std::string_view name, claim_name;
+    if (entry["name"].get_string().get(name) == simdjson::SUCCESS &&
+        entry["resourceClaimName"].get_string().get(claim_name) == simdjson::SUCCESS)
+      out.claim_statuses.emplace_back(name, claim_name);
+  }
+}
+
+// Fetches and decodes the pod `consumer` into s.reserved_pod, what else is read of it into `pod`.
+std::optional<ObjectError> fetch_pod(const policy::ClaimView& claim, const policy::ClaimConsumer& consumer,
+                                     const policy::PodSource* pods, ReviewScratch& s, ReservedPod& pod) {
+  const std::string who = "pod " + pod_key(claim, consumer);
+  if (!pods)
+    return cannot_judge(consumer, "cannot judge " + who + ": there is no cluster state to read it from (serve "
+                                  "--cluster off; check and test read no pods); turn cluster state on, or take "
+                                  "resourceclaims/status out of the webhook's rules");
+  switch (pods->pod_json(claim.namespace_name, consumer.name, s.reserved_pod_text)) {
+    case policy::PodSource::Outcome::Found: break;
+    case policy::PodSource::Outcome::NotFound: return cannot_judge(consumer, "cannot judge " + who + ": not found");
+    case policy::PodSource::Outcome::Error:
+      return cannot_judge(consumer, "cannot judge " + who + ": " + s.reserved_pod_text);
+  }
+  simdjson::dom::element root;
+  if (s.reserved_pod_dom.parse(s.reserved_pod_text).get(root) != simdjson::SUCCESS)
+    return cannot_judge(consumer, "cannot read " + who + ": not JSON");
+  read_reserved_pod(root, pod);
+  if (!consumer.uid.empty() && pod.uid != consumer.uid)
+    return cannot_judge(consumer, who + " is not the pod the claim was reserved for (its uid is " +
+                                      std::string(pod.uid) + ", not " + std::string(consumer.uid) + ")");
+  if (auto err = policy::decode_pod_json(s.reserved_pod_text, false, policy::WorkloadKind::Pod, s.reserved_pod,
+                                         s.reserved_pod_doc))
+    return cannot_judge(consumer, "cannot read " + who + ": " + err->field + ": " + err->message);
+  return std::nullopt;
+}
+
+// Judges one reserved pod with the claim; its new findings go to `out`, naming the pod.
+std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const policy::ClaimConsumer& consumer,
+                                     ReviewScratch& s, policy::Decision& out, const policy::ExternalFacts& facts) {
+  ReservedPod pod;
+  if (auto err = fetch_pod(s.claim, consumer, facts.pods, s, pod)) return err;
+  std::string_view template_name;
+  if (!refers_to(s.reserved_pod, pod, s.claim, s.claim_status, template_name))
+    return cannot_judge(consumer, "pod " + pod_key(s.claim, consumer) + " does not refer to ResourceClaim " +
+                                      std::string(s.claim.name));
+  const policy::ClaimView nothing;  // the claim asking for no devices
+  policy::EvalOptions options;
+  options.namespace_name = s.claim.namespace_name;
+  options.namespace_labels = facts.namespace_labels;
+  options.mutate = false;  // the pod as it is stored
+  AllocatedClaim with(facts.claims, s.claim, template_name, s.claim);
+  AllocatedClaim without(facts.claims, s.claim, template_name, nothing);
+  options.claims = &with;
+  policy::evaluate(policy, s.reserved_pod, options, s.one);
+  if (s.one.exempt) return std::nullopt;
+  options.claims = &without;
+  policy::evaluate(policy, s.reserved_pod, options, s.old_decision);
+  policy::keep_new_findings(s.one, s.old_decision);
+  if (!out.tenant) out.tenant = s.one.tenant;
+  if (!out.pool) out.pool = s.one.pool;
+  for (auto& f : s.one.findings) {
+    f.message = "pod " + pod_key(s.claim, consumer) + ": " + f.message;
+    out.findings.push_back(std::move(f));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ObjectError> decide_allocation(const policy::CompiledPolicy& policy, const AdmissionRequest& request,
+                                             ReviewScratch& s, policy::Decision& out,
+                                             const policy::ExternalFacts& facts) {
+  out.clear();
+  simdjson::dom::element object, old_object;
+  if (auto err = parse_object(s.object_dom, request.object, object)) return ObjectError{"request.object", *err};
+  if (auto err = policy::decode_claim_as(object, policy::ClaimKind::Claim, s.claim, false))
+    return ObjectError{"request.object", *err};
+  if (s.claim.namespace_name.empty()) s.claim.namespace_name = request.namespace_name;
+  s.object_name = s.claim.name;
+  if (auto err = policy::decode_claim_status(object, s.claim_status)) return ObjectError{"request.object", *err};
+  s.old_claim_status.clear();
+  if (request.has_old_object) {
+    if (auto err = parse_object(s.old_object_dom, request.old_object, old_object))
+      return ObjectError{"request.oldObject", *err};
+    if (auto err = policy::decode_claim_status(old_object, s.old_claim_status))
+      return ObjectError{"request.oldObject", *err};
+  }
+  if (!s.claim_status.allocated) return std::nullopt;  // nothing handed out
+  if (policy::exempt(policy, s.claim.namespace_name, policy::EvalOptions{}, out)) return std::nullopt;
+  // Newly allocated: every pod it is reserved for; allocated before: the pods added now.
+  const bool newly_allocated = !s.old_claim_status.allocated;
+  for (const auto& consumer : s.claim_status.reserved_for) {
+    if (!consumer.is_pod()) continue;
+    if (!newly_allocated && s.old_claim_status.reserves(consumer)) continue;
+    if (auto err = judge_pod(policy, consumer, s, out, facts)) return err;
+  }
+  out.allowed = !out.has(policy::Action::Deny);
+  return std::nullopt;
+}
+
+}  // namespace gpu_admission::webhook
