@@ -1,6 +1,6 @@
 #include "bench/bench_reviews.h"
 
-#include "policy/json.h"
+#include "policy/base/json.h"
 
 #include <cstdio>
 

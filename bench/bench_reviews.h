@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "policy/json.h"
+#include "policy/base/json.h"
 
 namespace gpu_admission::bench {
 

@@ -1,15 +1,15 @@
 // Fuzz target: arbitrary bytes as an AdmissionReview body to /validate and /mutate. Nothing may
 // crash; every answer is either an HTTP error or a JSON AdmissionReview; for a body that is JSON,
 // a patch must apply to the request's object (checked with nlohmann::json::patch) and be idempotent.
-// The env scan (policy/env_names.h) must agree, on the whole body, with its definition.
+// The env scan (policy/decoding/env_names.h) must agree, on the whole body, with its definition.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "policy/env_names.h"
-#include "policy/tenant_labels.h"
+#include "policy/decoding/env_names.h"
+#include "policy/base/tenant_labels.h"
 #include "webhook/admission/admission.h"
 #include "webhook/admission/base64.h"
 #include "webhook/io/policy_file.h"

@@ -1,5 +1,5 @@
 // Fuzz target: arbitrary bytes as a ResourceClaim / ResourceClaimTemplate (JSON, simdjson DOM)
-// through decode_claim and, when it decodes, the DRA GPU counting (policy/claim_gpus.h); and the
+// through decode_claim and, when it decodes, the DRA GPU counting (policy/dra/claim_gpus.h); and the
 // same bytes as a CEL selector through the MIG pin parser. Invariants: nothing crashes; slices
 // lie in [0, kSaturatedSlices], one result per request with its index, `All` saturates, a
 // claim's sum is at least each GPU request's slices; a pinned profile is text of the selector,
@@ -12,9 +12,9 @@
 
 #include <simdjson.h>
 
-#include "policy/claim_decoder.h"
-#include "policy/claim_gpus.h"
-#include "policy/gpu_request.h"
+#include "policy/dra/claim_decoder.h"
+#include "policy/dra/claim_gpus.h"
+#include "policy/dra/gpu_request.h"
 
 using namespace gpu_admission::policy;
 

@@ -5,8 +5,8 @@
 
 #include <simdjson.h>
 
-#include "policy/evaluator.h"
-#include "policy/pod_decoder.h"
+#include "policy/evaluation/evaluator.h"
+#include "policy/decoding/pod_decoder.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "policy/quantity.h"
+#include "policy/views/quantity.h"
 
 using namespace gpu_admission::policy;
 using Status = Quantity::Status;

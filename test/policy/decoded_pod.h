@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "policy/pod_decoder.h"
+#include "policy/decoding/pod_decoder.h"
 
 struct DecodedPod {
   gpu_admission::policy::PodDocument document;

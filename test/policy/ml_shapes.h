@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/json.h"
+#include "policy/base/json.h"
 
 namespace ml_shapes {
 

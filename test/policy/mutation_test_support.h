@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <string>
 
-#include "policy/decision.h"
-#include "policy/ids.h"
-#include "policy/patch.h"
+#include "policy/evaluation/decision.h"
+#include "policy/base/ids.h"
+#include "policy/evaluation/patch.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/manifests.h"
 #include "webhook/io/policy_file.h"

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "policy/pod_decoder.h"
+#include "policy/decoding/pod_decoder.h"
 #include "webhook/admission/admission_review.h"
 
 namespace gpu_admission::webhook {

@@ -1,7 +1,7 @@
 #include "webhook/admission/admission_review.h"
 
-#include "policy/json_reader.h"
-#include "policy/patch.h"
+#include "policy/decoding/json_reader.h"
+#include "policy/evaluation/patch.h"
 #include "webhook/admission/base64.h"
 
 namespace gpu_admission::webhook {

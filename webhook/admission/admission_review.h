@@ -9,8 +9,8 @@
 
 #include <simdjson.h>
 
-#include "policy/decision.h"
-#include "policy/pod_decoder.h"
+#include "policy/evaluation/decision.h"
+#include "policy/decoding/pod_decoder.h"
 
 namespace gpu_admission::webhook {
 

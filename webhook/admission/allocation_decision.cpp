@@ -14,9 +14,9 @@
 
 #include <simdjson.h>
 
-#include "policy/claim_decoder.h"
-#include "policy/claim_status.h"
-#include "policy/evaluator.h"
+#include "policy/dra/claim_decoder.h"
+#include "policy/dra/claim_status.h"
+#include "policy/evaluation/evaluator.h"
 
 namespace gpu_admission::webhook {
 namespace {

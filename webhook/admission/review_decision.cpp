@@ -1,7 +1,7 @@
 #include "webhook/admission/review_decision.h"
 
-#include "policy/claim_decoder.h"
-#include "policy/evaluator.h"
+#include "policy/dra/claim_decoder.h"
+#include "policy/evaluation/evaluator.h"
 
 namespace gpu_admission::webhook {
 

@@ -8,13 +8,13 @@
 #include <optional>
 #include <string>
 
-#include "policy/claim_status.h"
-#include "policy/claim_view.h"
-#include "policy/compiled_policy.h"
-#include "policy/evaluator.h"
-#include "policy/decision.h"
-#include "policy/pod_decoder.h"
-#include "policy/template_finder.h"
+#include "policy/dra/claim_status.h"
+#include "policy/dra/claim_view.h"
+#include "policy/config/compiled_policy.h"
+#include "policy/evaluation/evaluator.h"
+#include "policy/evaluation/decision.h"
+#include "policy/decoding/pod_decoder.h"
+#include "policy/config/template_finder.h"
 #include "webhook/admission/admission_review.h"
 
 namespace gpu_admission::webhook {

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "policy/gpu_request.h"
-#include "policy/ids.h"
-#include "policy/rules/rule.h"
+#include "policy/dra/gpu_request.h"
+#include "policy/base/ids.h"
+#include "policy/evaluation/rules/rule.h"
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
 #include "webhook/cli/input_claims.h"

@@ -1,7 +1,7 @@
 // `gpu-admission policy lint FILE` and `policy show [--default|FILE]`.
 #include <cstdio>
 
-#include "policy/policy_loader.h"
+#include "policy/config/policy_loader.h"
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
 #include "webhook/io/default_policy.h"

@@ -2,7 +2,7 @@
 
 #include <simdjson.h>
 
-#include "policy/claim_decoder.h"
+#include "policy/dra/claim_decoder.h"
 #include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook {

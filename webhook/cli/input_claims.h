@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/claim_view.h"
-#include "policy/json.h"
+#include "policy/dra/claim_view.h"
+#include "policy/base/json.h"
 
 namespace gpu_admission::webhook {
 

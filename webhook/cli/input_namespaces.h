@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "policy/json.h"
-#include "policy/label_selector.h"
+#include "policy/base/json.h"
+#include "policy/config/label_selector.h"
 
 namespace gpu_admission::webhook {
 

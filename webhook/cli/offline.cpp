@@ -2,10 +2,10 @@
 
 #include <simdjson.h>
 
-#include "policy/claim_decoder.h"
-#include "policy/evaluator.h"
-#include "policy/pod_decoder.h"
-#include "policy/template_finder.h"
+#include "policy/dra/claim_decoder.h"
+#include "policy/evaluation/evaluator.h"
+#include "policy/decoding/pod_decoder.h"
+#include "policy/config/template_finder.h"
 #include "webhook/admission/review_decision.h"
 #include "webhook/io/yaml_json.h"
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "policy/claim_view.h"
-#include "policy/compiled_policy.h"
-#include "policy/evaluator.h"
-#include "policy/decision.h"
-#include "policy/json.h"
+#include "policy/dra/claim_view.h"
+#include "policy/config/compiled_policy.h"
+#include "policy/evaluation/evaluator.h"
+#include "policy/evaluation/decision.h"
+#include "policy/base/json.h"
 #include "webhook/io/manifests.h"
 
 namespace gpu_admission::webhook {

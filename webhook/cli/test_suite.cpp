@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-#include "policy/ids.h"
+#include "policy/base/ids.h"
 #include "webhook/io/manifests.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/text_file.h"

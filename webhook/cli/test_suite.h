@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/json.h"
+#include "policy/base/json.h"
 #include "webhook/io/policy_file.h"
 
 namespace gpu_admission::webhook {

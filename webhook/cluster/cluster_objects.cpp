@@ -1,7 +1,7 @@
 // Building the compact cache entries (see cluster_objects.h).
 #include "webhook/cluster/cluster_objects.h"
 
-#include "policy/claim_decoder.h"
+#include "policy/dra/claim_decoder.h"
 
 namespace gpu_admission::webhook::cluster {
 namespace {

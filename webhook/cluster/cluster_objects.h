@@ -11,8 +11,8 @@
 
 #include <simdjson.h>
 
-#include "policy/claim_view.h"
-#include "policy/label_selector.h"
+#include "policy/dra/claim_view.h"
+#include "policy/config/label_selector.h"
 
 namespace gpu_admission::webhook::cluster {
 

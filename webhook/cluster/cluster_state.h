@@ -20,9 +20,9 @@
 #include <string>
 #include <string_view>
 
-#include "policy/claim_view.h"
-#include "policy/evaluator.h"
-#include "policy/label_selector.h"
+#include "policy/dra/claim_view.h"
+#include "policy/evaluation/evaluator.h"
+#include "policy/config/label_selector.h"
 #include "webhook/cluster/informer.h"
 #include "webhook/cluster/kube_config.h"
 #include "webhook/ops/logger.h"

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "policy/policy_loader.h"
+#include "policy/config/policy_loader.h"
 #include "webhook/io/default_policy.h"
 #include "webhook/io/text_file.h"
 #include "webhook/io/yaml_json.h"

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "policy/compiled_policy.h"
-#include "policy/source.h"
+#include "policy/config/compiled_policy.h"
+#include "policy/base/source.h"
 
 namespace gpu_admission::webhook {
 

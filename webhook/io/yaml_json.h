@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "policy/json.h"
-#include "policy/source.h"
+#include "policy/base/json.h"
+#include "policy/base/source.h"
 
 namespace gpu_admission::webhook {
 

@@ -4,7 +4,7 @@
 // and merges included) and duplicate keys.
 #include "webhook/io/yaml_internal.h"
 
-#include "policy/patch.h"
+#include "policy/evaluation/patch.h"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>

@@ -3,7 +3,7 @@
 // something else.
 #include "webhook/io/yaml_internal.h"
 
-#include "policy/patch.h"
+#include "policy/evaluation/patch.h"
 
 #include <string_view>
 

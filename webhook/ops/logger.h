@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "policy/json.h"
+#include "policy/base/json.h"
 
 namespace gpu_admission::webhook {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "policy/ids.h"
+#include "policy/base/ids.h"
 
 namespace gpu_admission::webhook {
 

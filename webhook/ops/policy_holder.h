@@ -10,7 +10,7 @@
 #include <memory>
 #include <mutex>
 
-#include "policy/compiled_policy.h"
+#include "policy/config/compiled_policy.h"
 
 namespace gpu_admission::webhook {
 

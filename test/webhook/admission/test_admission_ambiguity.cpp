@@ -49,7 +49,7 @@ TEST_CASE("a key read twice in the object is refused in the review, wherever it 
       {"\"metadata\":{", "\"namespace\":\"kube-system\",", "metadata"},
       {"\"limits\":{", "\"nvidia.com/gpu\":0,", "spec.containers[0].resources.limits"},
       // "void" seen, "0" applied (Go keeps the last). An env list naming no variable a rule reads
-      // is not read at all (test/policy/test_env_names.cpp).
+      // is not read at all (test/policy/decoding/test_env_names.cpp).
       {"\"name\":\"main\"", ",\"env\":[{\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"value\":\"void\",\"value\":\"0\"}]",
        "spec.containers[0].env[0]"},
   };

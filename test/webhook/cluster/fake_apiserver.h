@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "policy/json.h"
+#include "policy/base/json.h"
 
 namespace httplib {
 class SSLServer;

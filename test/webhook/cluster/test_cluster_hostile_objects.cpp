@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cluster_test_support.h"
-#include "policy/claim_decoder.h"
+#include "policy/dra/claim_decoder.h"
 #include "webhook/cluster/cluster_objects.h"
 #include "webhook/cluster/watch_decoder.h"
 #include "webhook/ops/logger.h"

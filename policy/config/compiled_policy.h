@@ -1,0 +1,139 @@
+// A policy compiled once into an immutable, shareable object (cel-cpp style): matchers, pool
+// and tenant tables, MIG tables, rule actions. Compilation problems (unknown pool references,
+// duplicates, invalid MIG profiles) are returned as data; lint warnings likewise.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/config/glob.h"
+#include "policy/views/host_path.h"
+#include "policy/base/ids.h"
+#include "policy/views/mig.h"
+#include "policy/config/policy_config.h"
+#include "policy/base/source.h"
+#include "policy/base/string_map.h"
+#include "policy/config/template_paths.h"
+
+namespace gpu_admission::policy {
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;
+};
+
+struct MigProfileEntry {
+  std::string name;      // "1g.10gb+me"
+  std::string resource;  // "nvidia.com/mig-1g.10gb.me"
+  int slices = 0;        // compute slices: the leading <g>
+  std::string single_product;  // single strategy node label value: "<gpuModel>-MIG-1g.10gb.me"
+};
+
+struct Pool {
+  int index = 0;
+  std::string name;
+  StringPairs node_selector;
+  Trust trust = Trust::Cooperative;
+  std::string gpu_model;
+  const MigModelTable* mig_table = nullptr;  // nullptr: model unknown or not MIG capable
+  int compute_slices = 7;                    // slices per whole GPU of this model
+  MigStrategy mig_strategy = MigStrategy::None;
+  Sharing sharing = Sharing::None;
+  std::vector<Taint> taints;
+  std::vector<MigProfileEntry> mig_profiles;  // every profile of the model's table
+  int default_profile = -1;                   // index into mig_profiles
+
+  const MigProfileEntry* find_profile(std::string_view profile) const;
+  const MigProfileEntry* find_profile_by_resource(std::string_view resource) const;
+};
+
+struct Tenant {
+  int index = 0;
+  std::string name;
+  std::optional<LabelSelector> namespace_selector;
+  StringPairs labels;
+  std::optional<int64_t> max_gpus_per_pod;
+  std::vector<bool> allowed_pools;  // indexed by pool index
+  int default_pool = -1;
+};
+
+class CompiledPolicy {
+ public:
+  // Compiles `config`. Returns nullptr when `issues` gained errors; warnings never block.
+  static std::shared_ptr<const CompiledPolicy> compile(const PolicyConfig& config, const SourceMap& marks,
+                                                       Issues& issues);
+
+  const PolicyConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+  // Hex SHA-256-free content hash (FNV-1a 64) of the normalized policy, for the policy_info metric.
+  const std::string& hash() const { return hash_; }
+
+  Action action(RuleId id) const { return config_.rule_actions[static_cast<size_t>(id)]; }
+  bool mutation_enabled(MutationId id) const { return config_.mutations[static_cast<size_t>(id)]; }
+
+  bool namespace_exempt(std::string_view ns) const { return exempt_namespaces_.first_match(ns) != GlobIndex::kNoMatch; }
+  bool username_exempt(std::string_view user) const { return exempt_usernames_.first_match(user) != GlobIndex::kNoMatch; }
+
+  // First tenant (in policy order) whose namespace globs match `ns` or whose namespaceSelector
+  // matches its labels (`labels` may be null: labels unknown, no selector matches); nullptr for
+  // unmapped namespaces.
+  const Tenant* tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels = nullptr) const;
+  const Tenant* tenant_by_name(std::string_view name) const;
+
+  const std::vector<Pool>& pools() const { return pools_; }
+  const std::vector<Tenant>& tenants() const { return tenants_; }
+
+  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig };
+  GpuKind classify_resource(std::string_view resource) const {
+    // "cpu", "memory" and the like are shorter than every GPU resource name: answered inline.
+    return resource.size() < shortest_gpu_resource_ ? GpuKind::NotGpu : classify_long_resource(resource);
+  }
+  const std::string& mig_prefix() const { return config_.mig_prefix; }
+  const std::vector<std::string>& full_resources() const { return config_.gpu_full; }
+  // DRA: a DeviceClass that hands out whole GPUs (Full) or MIG slices (Mig); others are NotGpu.
+  GpuKind classify_device_class(std::string_view device_class) const;
+
+  const std::vector<Taint>& gpu_taints() const { return gpu_taints_; }
+  std::optional<int64_t> max_gpus_for(const Tenant* tenant) const;
+
+  // gpu-device-access: the built-in host path table plus spec.gpuHostPaths (policy/views/host_path.h).
+  const HostPathTable& gpu_host_paths() const { return gpu_host_paths_; }
+  // Pod annotation prefixes that inject devices (spec.deviceAnnotationPrefixes).
+  const std::vector<std::string>& device_annotation_prefixes() const { return config_.device_annotation_prefixes; }
+
+  // A kind whose pod templates are judged by template paths (SPEC 5): spec.workloads first, then
+  // the built-in ML kinds; nullptr for others. `group` is the apiVersion's group.
+  const WorkloadKindDef* workload_kind(std::string_view group, std::string_view kind) const;
+  const std::vector<WorkloadKindDef>& policy_workload_kinds() const { return workload_kinds_; }
+
+ private:
+  GpuKind classify_long_resource(std::string_view resource) const;
+
+  PolicyConfig config_;
+  std::string hash_;
+  GlobIndex exempt_namespaces_;
+  GlobIndex exempt_usernames_;
+  GlobIndex tenant_namespaces_;
+  std::vector<int> selector_tenants_;  // tenants with a namespaceSelector, in policy order
+  std::vector<Pool> pools_;
+  std::vector<Tenant> tenants_;
+  StringMap<int> tenant_by_name_;
+  // Resource names and device classes with their kind: a handful each, compared by length and
+  // bytes (cheaper than hashing the name on every lookup).
+  std::vector<std::pair<std::string, GpuKind>> resource_kinds_;
+  std::vector<std::pair<std::string, GpuKind>> device_class_kinds_;
+  size_t shortest_gpu_resource_ = 0;  // of resource_kinds_ and the MIG prefix
+  std::vector<Taint> gpu_taints_;
+  HostPathTable gpu_host_paths_;
+  std::vector<WorkloadKindDef> workload_kinds_;  // spec.workloads, compiled
+};
+
+using PolicyPtr = std::shared_ptr<const CompiledPolicy>;
+
+}  // namespace gpu_admission::policy

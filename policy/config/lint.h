@@ -1,0 +1,15 @@
+// Policy lint: footgun warnings (SPEC 2) about a policy that may well compile. Warnings never
+// block loading; `policy lint` prints them and CompiledPolicy::compile returns them with its
+// errors. Each warning names the field path and says the risk in one line.
+#pragma once
+
+#include "policy/config/policy_config.h"
+#include "policy/base/source.h"
+
+namespace gpu_admission::policy {
+
+// Appends one Issue (Severity::Warning, with its source mark) to `issues` per footgun in `config`.
+// Works on the configuration alone, so it is safe on a policy that also has errors.
+void lint_policy(const PolicyConfig& config, const SourceMap& marks, Issues& issues);
+
+}  // namespace gpu_admission::policy

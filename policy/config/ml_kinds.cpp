@@ -1,0 +1,64 @@
+// The built-in table of ML workload kinds and their pod template paths (SPEC 5): Kubeflow
+// training operator and MPI operator, JobSet, LeaderWorkerSet, KubeRay and Volcano. More kinds
+// come from the policy's spec.workloads (policy/config/policy_loader.cpp).
+#include <utility>
+
+#include "policy/config/template_paths.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+struct Row {
+  const char* group;
+  const char* kind;
+  std::vector<const char*> paths;
+};
+
+std::vector<Row> rows() {
+  return {
+      {"kubeflow.org", "PyTorchJob", {"spec.pytorchReplicaSpecs.*.template"}},
+      {"kubeflow.org", "TFJob", {"spec.tfReplicaSpecs.*.template"}},
+      {"kubeflow.org", "XGBoostJob", {"spec.xgbReplicaSpecs.*.template"}},
+      {"kubeflow.org", "PaddleJob", {"spec.paddleReplicaSpecs.*.template"}},
+      {"kubeflow.org", "JAXJob", {"spec.jaxReplicaSpecs.*.template"}},
+      {"kubeflow.org", "MPIJob", {"spec.mpiReplicaSpecs.*.template"}},
+      {"jobset.x-k8s.io", "JobSet", {"spec.replicatedJobs[*].template.spec.template"}},
+      {"leaderworkerset.x-k8s.io", "LeaderWorkerSet",
+       {"spec.leaderWorkerTemplate.leaderTemplate", "spec.leaderWorkerTemplate.workerTemplate"}},
+      {"ray.io", "RayCluster", {"spec.headGroupSpec.template", "spec.workerGroupSpecs[*].template"}},
+      {"ray.io", "RayJob",
+       {"spec.rayClusterSpec.headGroupSpec.template", "spec.rayClusterSpec.workerGroupSpecs[*].template"}},
+      {"ray.io", "RayService",
+       {"spec.rayClusterConfig.headGroupSpec.template", "spec.rayClusterConfig.workerGroupSpecs[*].template"}},
+      {"batch.volcano.sh", "Job", {"spec.tasks[*].template"}},
+  };
+}
+
+std::vector<WorkloadKindDef> build() {
+  std::vector<WorkloadKindDef> out;
+  for (const Row& row : rows()) {
+    WorkloadKindDef def{row.group, row.kind, {}};
+    for (const char* text : row.paths) {
+      TemplatePath path;
+      // The table is ours: a path that does not parse is a bug caught by the tests.
+      if (!parse_template_path(text, path)) def.templates.push_back(std::move(path));
+    }
+    out.push_back(std::move(def));
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<WorkloadKindDef>& builtin_ml_kinds() {
+  static const std::vector<WorkloadKindDef> table = build();
+  return table;
+}
+
+const WorkloadKindDef* find_builtin_ml_kind(std::string_view group, std::string_view kind) {
+  for (const auto& def : builtin_ml_kinds())
+    if (def.group == group && def.kind == kind) return &def;
+  return nullptr;
+}
+
+}  // namespace gpu_admission::policy

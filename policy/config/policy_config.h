@@ -1,0 +1,84 @@
+// The policy file as typed data (SPEC section 1), before compilation. Produced by the policy
+// loader from a JSON tree; printed back by `policy show`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "policy/base/ids.h"
+#include "policy/config/label_selector.h"
+
+namespace gpu_admission::policy {
+
+enum class Trust : uint8_t { Cooperative, Adversarial };
+enum class MigStrategy : uint8_t { None, Single, Mixed };
+enum class Sharing : uint8_t { None, Mps, TimeSlicing };
+enum class UnmappedGpuPods : uint8_t { Deny, Allow };
+
+inline constexpr std::array<std::string_view, 2> kTrustNames = {"cooperative", "adversarial"};
+inline constexpr std::array<std::string_view, 3> kMigStrategyNames = {"none", "single", "mixed"};
+inline constexpr std::array<std::string_view, 3> kSharingNames = {"none", "mps", "time-slicing"};
+inline constexpr std::array<std::string_view, 2> kUnmappedGpuPodsNames = {"deny", "allow"};
+
+using StringPairs = std::vector<std::pair<std::string, std::string>>;
+
+struct TaintConfig {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct PoolConfig {
+  std::string name;
+  StringPairs node_selector;
+  Trust trust = Trust::Cooperative;
+  std::string gpu_model;
+  MigStrategy mig_strategy = MigStrategy::None;
+  std::string mig_default_profile;
+  Sharing sharing = Sharing::None;
+  std::vector<TaintConfig> taints;
+};
+
+struct TenantConfig {
+  std::string name;
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;  // namespaces chosen by their labels
+  StringPairs labels;
+  std::optional<int64_t> max_gpus_per_pod;
+  std::vector<std::string> pools;
+  std::string default_pool;
+};
+
+// spec.workloads[]: a kind whose pod templates are judged (SPEC 5), by template paths.
+struct WorkloadConfig {
+  std::string api_version;  // "example.com/v1": the group is what matters
+  std::string kind;
+  std::vector<std::string> templates;  // "spec.roles[*].template"
+};
+
+struct PolicyConfig {
+  std::string name;
+  std::vector<std::string> exempt_namespaces;
+  std::vector<std::string> exempt_usernames;
+  std::vector<std::string> gpu_full = {"nvidia.com/gpu"};
+  std::string mig_prefix = "nvidia.com/mig-";
+  std::vector<std::string> gpu_shared = {"nvidia.com/gpu.shared"};
+  std::vector<std::string> device_classes_full = {"gpu.nvidia.com", "vfio.gpu.nvidia.com"};  // DRA
+  std::vector<std::string> device_classes_mig = {"mig.nvidia.com"};
+  std::vector<std::string> gpu_host_paths;                           // added to the built-in list
+  std::vector<std::string> device_annotation_prefixes = {"cdi.k8s.io/"};
+  std::optional<int64_t> default_max_gpus_per_pod;
+  UnmappedGpuPods unmapped_gpu_pods = UnmappedGpuPods::Deny;
+  std::vector<TaintConfig> gpu_taints;
+  std::array<Action, kRuleCount> rule_actions{};        // all Deny (value 0)
+  std::array<bool, kMutationCount> mutations = {true, true, true, true};
+  std::vector<PoolConfig> pools;
+  std::vector<TenantConfig> tenants;
+  std::vector<WorkloadConfig> workloads;
+};
+
+}  // namespace gpu_admission::policy

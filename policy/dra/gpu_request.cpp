@@ -1,0 +1,151 @@
+#include "policy/dra/gpu_request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "policy/views/mig.h"
+
+namespace gpu_admission::policy {
+
+Quantity quantity_of(const ResourceQuantity& q) {
+  Quantity out;
+  switch (q.form) {
+    case ResourceQuantity::Form::String: return parse_quantity(q.text);
+    case ResourceQuantity::Form::Integer:
+      out.status = q.integer < 0 ? Quantity::Status::Negative : Quantity::Status::Integer;
+      out.value = std::max<int64_t>(q.integer, 0);
+      return out;
+    case ResourceQuantity::Form::Float: {
+      const double d = q.number;
+      if (!std::isfinite(d)) return out;  // Invalid (JSON cannot spell these)
+      if (d < 0) {
+        out.status = Quantity::Status::Negative;
+      } else if (d >= 9223372036854775808.0) {  // 2^63: no int64 holds it
+        out.status = Quantity::Status::TooLarge;
+        out.value = Quantity::kMax;
+      } else {
+        // Doubles from 2^52 on are whole, so the ceiling of one below 2^63 stays below 2^63.
+        const double up = std::ceil(d);
+        out.status = up == d ? Quantity::Status::Integer : Quantity::Status::NotInteger;
+        out.value = static_cast<int64_t>(up);
+      }
+      return out;
+    }
+  }
+  return out;
+}
+
+int64_t units_of(const Quantity& q) {
+  switch (q.status) {
+    case Quantity::Status::Integer:
+    case Quantity::Status::NotInteger: return std::min(q.value, kSaturatedSlices);
+    case Quantity::Status::TooLarge:
+    case Quantity::Status::Invalid: return kSaturatedSlices;
+    case Quantity::Status::Negative: return 0;
+  }
+  return kSaturatedSlices;
+}
+
+std::string gpus_text(int64_t slices, int per_gpu) {
+  if (slices >= kSaturatedSlices) return "more than can be counted";
+  if (per_gpu <= 0) per_gpu = 7;
+  const int64_t whole = slices / per_gpu, rest = slices % per_gpu;
+  if (rest == 0) return std::to_string(whole);
+  std::string fraction = std::to_string(rest) + "/" + std::to_string(per_gpu);
+  return whole == 0 ? fraction : std::to_string(whole) + " " + fraction;
+}
+
+int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, int slices_per_gpu) {
+  switch (policy.classify_resource(resource)) {
+    case CompiledPolicy::GpuKind::NotGpu: return 0;
+    case CompiledPolicy::GpuKind::Full:
+    case CompiledPolicy::GpuKind::Shared: return slices_per_gpu;
+    case CompiledPolicy::GpuKind::Mig: {
+      auto slices = mig_profile_slices(resource.substr(policy.mig_prefix().size()));
+      // count x g / compute slices (SPEC 3), even when g is more than the model has (mig-profile
+      // refuses such a profile); an unreadable MIG name counts as a whole GPU: never under-count.
+      return slices ? std::max<int64_t>(*slices, 1) : slices_per_gpu;
+    }
+  }
+  return 0;
+}
+
+bool container_asks_for_gpu(const CompiledPolicy& policy, const ContainerView& c) {
+  auto asks = [&](const ResourceQuantity& q) {
+    if (policy.classify_resource(q.name) == CompiledPolicy::GpuKind::NotGpu) return false;
+    return quantity_of(q).nonzero();
+  };
+  return std::any_of(c.requests.begin(), c.requests.end(), asks) ||
+         std::any_of(c.limits.begin(), c.limits.end(), asks);
+}
+
+std::string gpu_sources_text(const GpuRequest& gpu) {
+  std::string out;
+  auto add = [&](std::string part) { out += (out.empty() ? "" : " + ") + part; };
+  if (gpu.resource_slices > 0) {
+    std::string what = gpu.several_resources ? "through resources" : std::string(gpu.first_resource);
+    add(gpus_text(gpu.resource_slices, gpu.slices_per_gpu) + " " + what);
+  }
+  for (const auto& e : gpu.claims.entries) {
+    if (e.repeat) continue;
+    if (!e.resolved()) add("? from " + e.describe() + " (not found)");
+    else if (e.gpus.gpu) add(gpus_text(e.gpus.slices, gpu.slices_per_gpu) + " from " + e.describe());
+  }
+  return out;
+}
+
+GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
+                               std::vector<QuantityProblem>* problems, const ClaimResolver* resolver,
+                               std::string_view namespace_name, std::pmr::memory_resource* memory) {
+  GpuRequest out(memory);
+  out.slices_per_gpu = pool ? pool->compute_slices : 7;
+
+  auto container_slices = [&](const ContainerView& c) -> int64_t {
+    int64_t total = 0;
+    // Requests first; a resource only in limits counts its limit (requests default to limits).
+    // A limit beside a request counts only what it adds: the API server requires the two to be
+    // equal for extended resources, but a file given to `check` may not, and the larger counts.
+    auto count = [&](const ResourceQuantity& q, bool in_limits) {
+      int64_t per_unit = slices_per_unit(policy, q.name, out.slices_per_gpu);
+      if (per_unit == 0) return;
+      const ResourceQuantity* request = in_limits ? find_resource(c.requests, q.name) : nullptr;
+      const int64_t already = request ? units_of(quantity_of(*request)) : 0;
+      Quantity value = quantity_of(q);
+      // A quantity too large to represent is a whole number: it counts above any cap, and is a
+      // finding only where a cap applies (the cap check below).
+      if (!value.is_integer() && value.status != Quantity::Status::TooLarge && problems)
+        problems->push_back({&c, in_limits, &q, value.status});
+      if (value.nonzero()) {
+        out.asks_for_gpu = true;
+        if (out.first_resource.empty()) out.first_resource = q.name;
+        else if (q.name != out.first_resource) out.several_resources = true;
+      }
+      const int64_t units = units_of(value);
+      if (units > already) total = sat_add(total, sat_mul(units - already, per_unit));
+    };
+    for (const auto& q : c.requests) count(q, false);
+    for (const auto& q : c.limits) count(q, true);
+    return total;
+  };
+
+  int64_t app_sum = 0, restartable_sum = 0, init_max = 0;
+  for (const auto& c : pod.containers) {
+    if (c.kind == ContainerKind::Ephemeral) continue;  // ephemeral containers have no resources
+    int64_t slices = container_slices(c);
+    if (c.kind == ContainerKind::App) {
+      app_sum = sat_add(app_sum, slices);
+    } else if (c.restartable) {
+      restartable_sum = sat_add(restartable_sum, slices);
+      init_max = std::max(init_max, restartable_sum);
+    } else {
+      init_max = std::max(init_max, sat_add(slices, restartable_sum));
+    }
+  }
+  out.resource_slices = std::max(sat_add(app_sum, restartable_sum), init_max);
+  out.claims = resolve_pod_claims(policy, pod, pool, resolver, namespace_name, memory);
+  out.slices = sat_add(out.resource_slices, out.claims.slices);
+  return out;
+}
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,96 @@
+#include "policy/dra/pod_claims.h"
+
+#include <algorithm>
+
+#include "policy/dra/gpu_request.h"
+#include "policy/views/mig.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+bool same_object(const PodClaimGpus& a, const PodClaimGpus& b) {
+  return a.kind == b.kind && a.object_name == b.object_name && !a.object_name.empty();
+}
+
+}  // namespace
+
+const ClaimView* MemoizedClaims::find(ClaimKind kind, std::string_view namespace_name, std::string_view name) const {
+  for (const auto& a : answers_)
+    if (a.kind == kind && a.namespace_name == namespace_name && a.name == name) return a.claim;
+  const ClaimView* claim = inner_ ? inner_->find(kind, namespace_name, name) : nullptr;
+  answers_.push_back({kind, namespace_name, name, claim});
+  return claim;
+}
+
+std::string PodClaimGpus::describe() const {
+  std::string out = kind == ClaimKind::Template ? "claim template " : "claim ";
+  out += object_name.empty() ? std::string_view("(unnamed)") : object_name;
+  return out;
+}
+
+const PodClaimGpus* PodClaims::find(std::string_view pod_claim_name) const {
+  for (const auto& e : entries)
+    if (e.ref->name == pod_claim_name) return &e;
+  return nullptr;
+}
+
+GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool) {
+  GpuCounting counting;
+  counting.class_kind = [&policy](std::string_view device_class) {
+    switch (policy.classify_device_class(device_class)) {
+      case CompiledPolicy::GpuKind::Full: return GpuClassKind::Full;
+      case CompiledPolicy::GpuKind::Mig: return GpuClassKind::Mig;
+      default: return GpuClassKind::NotGpu;
+    }
+  };
+  counting.slices_per_gpu = pool ? pool->compute_slices : 7;
+  counting.profile_slices = [pool](std::string_view profile) -> std::optional<int> {
+    if (pool && pool->mig_table) {
+      const MigProfileEntry* entry = pool->find_profile(profile);
+      if (!entry) return std::nullopt;  // not a profile of this model: counted as a whole GPU
+      return entry->slices;
+    }
+    return mig_profile_slices(profile);
+  };
+  return counting;
+}
+
+PodClaims resolve_pod_claims(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
+                             const ClaimResolver* resolver, std::string_view namespace_name,
+                             std::pmr::memory_resource* memory) {
+  PodClaims out(memory);
+  if (pod.resource_claims.empty()) return out;
+  const GpuCounting counting = gpu_counting(policy, pool);
+  out.entries.reserve(pod.resource_claims.size());
+  for (const auto& ref : pod.resource_claims) {
+    PodClaimGpus& e = out.entries.emplace_back(memory);
+    e.ref = &ref;
+    e.kind = ref.template_name.empty() ? ClaimKind::Claim : ClaimKind::Template;
+    e.object_name = e.kind == ClaimKind::Template ? ref.template_name : ref.claim_name;
+    // A template is instantiated per entry, so only shared claims can repeat.
+    e.repeat = e.kind == ClaimKind::Claim && std::any_of(out.entries.begin(), out.entries.end() - 1,
+                                                         [&](const PodClaimGpus& o) { return same_object(o, e); });
+    if (resolver && !e.object_name.empty()) e.claim = resolver->find(e.kind, namespace_name, e.object_name);
+    if (!e.resolved()) {
+      out.unresolved = out.gpu = true;
+      continue;
+    }
+    e.gpus = count_claim_gpus(*e.claim, counting, memory);  // same resource: moved, not copied
+    out.gpu = out.gpu || e.gpus.gpu;
+    if (!e.repeat) out.slices = sat_add(out.slices, e.gpus.slices);
+  }
+  return out;
+}
+
+bool container_uses_gpu_claim(const ContainerView& c, const PodClaims& claims) {
+  for (const auto& ref : c.claims) {
+    const PodClaimGpus* e = claims.find(ref.name);
+    if (!e) continue;  // names no claim of the pod: the API server refuses that
+    if (!e->resolved()) return true;
+    for (const auto& r : e->gpus.requests)
+      if (r.gpu && (ref.request.empty() || r.name == ref.request)) return true;
+  }
+  return false;
+}
+
+}  // namespace gpu_admission::policy

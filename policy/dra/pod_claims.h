@@ -1,0 +1,78 @@
+// A pod's DRA claims (SPEC 9) resolved and counted: each spec.resourceClaims entry looked up
+// through the ClaimResolver the caller gives (the claims among `check`'s inputs, the cluster
+// state of `serve`) and counted with the pool's GPU model. A claim that cannot be resolved is
+// never a silent zero: it makes the pod a GPU pod and gpu-cap reports it where a cap applies.
+// Lists come from the caller's memory resource (claim_gpus.h).
+#pragma once
+
+#include <cstdint>
+#include <memory_resource>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/dra/claim_gpus.h"
+#include "policy/dra/claim_view.h"
+#include "policy/config/compiled_policy.h"
+#include "policy/views/pod_view.h"
+
+namespace gpu_admission::policy {
+
+struct PodClaimGpus {
+  explicit PodClaimGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : gpus(memory) {}
+  const PodResourceClaim* ref = nullptr;  // the pod's spec.resourceClaims entry
+  ClaimKind kind = ClaimKind::Claim;      // Template for resourceClaimTemplateName
+  std::string_view object_name;           // the claim's or template's name ("" when the entry names none)
+  const ClaimView* claim = nullptr;       // nullptr: not found, or nothing to resolve with
+  bool repeat = false;                    // names a claim an earlier entry already counted
+  ClaimGpus gpus;                         // when resolved
+
+  bool resolved() const { return claim != nullptr; }
+  // "claim template two-gpus" / "claim shared-gpu", as output names the source of GPUs.
+  std::string describe() const;
+};
+
+// Remembers the answers of another resolver for one evaluation, so each claim is looked up once
+// however often the pod is counted (a cache miss in `serve` costs a GET to the API server).
+class MemoizedClaims : public ClaimResolver {
+ public:
+  explicit MemoizedClaims(const ClaimResolver* inner,
+                          std::pmr::memory_resource* memory = std::pmr::get_default_resource())
+      : inner_(inner), answers_(memory) {}
+  const ClaimView* find(ClaimKind kind, std::string_view namespace_name, std::string_view name) const override;
+  const ClaimResolver* get() const { return inner_ ? this : nullptr; }
+
+ private:
+  struct Answer {
+    ClaimKind kind;
+    std::string_view namespace_name, name;
+    const ClaimView* claim;
+  };
+  const ClaimResolver* inner_;
+  mutable std::pmr::vector<Answer> answers_;
+};
+
+struct PodClaims {
+  explicit PodClaims(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : entries(memory) {}
+  std::pmr::vector<PodClaimGpus> entries;  // one per spec.resourceClaims entry, in order
+  int64_t slices = 0;                 // sum over distinct resolved claims (saturating)
+  bool gpu = false;                   // some claim asks for GPUs, or cannot be resolved
+  bool unresolved = false;
+
+  const PodClaimGpus* find(std::string_view pod_claim_name) const;
+};
+
+// The counting rules of the policy and pool: device classes from spec.deviceClasses, slices per
+// GPU and per MIG profile from the pool's model (7 slices and the profile's <g> without a pool).
+GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool);
+
+PodClaims resolve_pod_claims(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
+                             const ClaimResolver* resolver, std::string_view namespace_name,
+                             std::pmr::memory_resource* memory = std::pmr::get_default_resource());
+
+// True when container `c` uses a GPU through its resources.claims: a reference to a claim that
+// asks for GPUs (in the referenced request, or any request when it names none) or that cannot
+// be resolved.
+bool container_uses_gpu_claim(const ContainerView& c, const PodClaims& claims);
+
+}  // namespace gpu_admission::policy

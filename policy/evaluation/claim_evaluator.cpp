@@ -1,0 +1,73 @@
+// A ResourceClaim or ResourceClaimTemplate judged on its own admission (SPEC 9), with its
+// namespace's tenant: gpu-cap when it alone asks for more GPUs than the cap or for every device
+// of a class (allocationMode: All), gpu-device-access for adminAccess. Its pool is not known
+// until a pod uses it, so slices are counted on a 7-slice GPU; the pod that uses the claim is
+// judged again with its pool.
+#include <array>
+#include <cstddef>
+#include <memory_resource>
+
+#include "policy/dra/claim_gpus.h"
+#include "policy/evaluation/evaluator.h"
+#include "policy/dra/gpu_request.h"
+#include "policy/dra/pod_claims.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+std::string request_field(const ClaimView& claim, const RequestGpus& r) {
+  return std::string(claim.devices_field()) + ".requests[" + std::to_string(r.index) + "]";
+}
+
+void add(Decision& out, RuleId rule, Action action, std::string field, std::string message) {
+  out.findings.push_back({rule, action, std::move(field), std::move(message)});
+}
+
+void check_claim_cap(const CompiledPolicy& policy, const ClaimView& claim, const ClaimGpus& gpus, const Tenant* tenant,
+                     Decision& out) {
+  const Action action = policy.action(RuleId::GpuCap);
+  auto cap = policy.max_gpus_for(tenant);
+  if (action == Action::Off || !cap) return;
+  for (const auto& r : gpus.requests) {
+    if (!r.all) continue;
+    add(out, RuleId::GpuCap, action, request_field(claim, r),
+        "request \"" + std::string(r.name) + "\" asks for every GPU of its device class (allocationMode: All) where a cap applies");
+  }
+  if (gpus.slices <= *cap * 7 || gpus.all) return;  // All is reported above
+  std::string who = tenant && tenant->max_gpus_per_pod ? "tenant \"" + tenant->name + "\" allows" : "the default cap is";
+  std::string asked = gpus.slices >= kSaturatedSlices ? "more GPUs than can be counted" : gpus_text(gpus.slices, 7) + " GPUs";
+  add(out, RuleId::GpuCap, action, std::string(claim.devices_field()) + ".requests",
+      std::string(claim.kind == ClaimKind::Template ? "claim template" : "claim") + " asks for " + asked + "; " + who +
+          " " + std::to_string(*cap) + " per pod");
+}
+
+void check_claim_admin_access(const CompiledPolicy& policy, const ClaimView& claim, const ClaimGpus& gpus,
+                              Decision& out) {
+  const Action action = policy.action(RuleId::GpuDeviceAccess);
+  if (action == Action::Off) return;
+  for (const auto& r : gpus.requests) {
+    if (!r.gpu || !r.admin_access) continue;
+    add(out, RuleId::GpuDeviceAccess, action, request_field(claim, r),
+        "request \"" + std::string(r.name) + "\" asks for adminAccess, which reaches GPUs allocated to other pods");
+  }
+}
+
+}  // namespace
+
+void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const EvalOptions& options, Decision& out) {
+  out.clear();
+  std::string_view ns = options.namespace_name.empty() ? claim.namespace_name : options.namespace_name;
+  if (exempt(policy, ns, options, out)) return;
+  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
+  out.tenant = tenant;
+  std::array<std::byte, 2048> arena_bytes;  // the count's lists: no heap for a common claim
+  std::pmr::monotonic_buffer_resource arena(arena_bytes.data(), arena_bytes.size());
+  const ClaimGpus gpus = count_claim_gpus(claim, gpu_counting(policy, nullptr), &arena);
+  out.gpu_slices = gpus.slices;
+  out.slices_per_gpu = 7;
+  check_claim_admin_access(policy, claim, gpus, out);
+  check_claim_cap(policy, claim, gpus, tenant, out);
+  out.allowed = !out.has(Action::Deny);
+}
+
+}  // namespace gpu_admission::policy

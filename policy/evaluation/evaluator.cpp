@@ -1,0 +1,101 @@
+#include "policy/evaluation/evaluator.h"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <memory_resource>
+
+#include "policy/dra/gpu_request.h"
+#include "policy/evaluation/mutations/mutation.h"
+#include "policy/evaluation/pool_resolution.h"
+#include "policy/evaluation/rules/rule.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+void run_mutations(const CompiledPolicy& policy, MutationContext& ctx, Decision& out) {
+  using Fn = bool (*)(MutationContext&);
+  constexpr std::array<Fn, kMutationCount> kMutations = {mutate_mig_resources, mutate_tenant_labels,
+                                                         mutate_pool_selector, mutate_hide_gpus};
+  for (size_t i = 0; i < kMutationCount; ++i) {
+    if (policy.mutation_enabled(static_cast<MutationId>(i))) out.mutated[i] = kMutations[i](ctx);
+  }
+}
+
+}  // namespace
+
+bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out) {
+  if (policy.namespace_exempt(ns)) out.exempt_by = "namespace";
+  else if (!options.username.empty() && policy.username_exempt(options.username)) out.exempt_by = "username";
+  else return false;
+  out.exempt = true;
+  return true;
+}
+
+void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& options, Decision& out) {
+  out.clear();
+  std::string_view ns = options.namespace_name.empty() ? pod.namespace_name : options.namespace_name;
+  if (exempt(policy, ns, options, out)) return;
+
+  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
+  PoolResolution pools = resolve_pools(policy, pod);
+  // The lists of this evaluation's claim lookups and counts live in an arena on the stack, so a
+  // review with DRA claims touches the heap only when they outgrow it.
+  std::array<std::byte, 4096> arena_bytes;
+  std::pmr::monotonic_buffer_resource arena(arena_bytes.data(), arena_bytes.size());
+  const MemoizedClaims memo(options.claims, &arena);  // each claim looked up once per evaluation
+  const ClaimResolver* claims = memo.get();
+  out.tenant = tenant;
+  // Whether it is a GPU pod, and which containers use GPU claims, does not depend on the pool;
+  // /validate needs it only for a pod its tenant's default pool may apply to.
+  const bool default_pool_may_apply = !pools.pinned && tenant && tenant->default_pool >= 0;
+  GpuRequest gpu(&arena);
+  if (options.mutate || default_pool_may_apply)
+    gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns, &arena);
+  const bool gpu_pod = gpu.gpu_pod();
+
+  std::vector<QuantityProblem> problems;
+  if (options.mutate) {
+    // A GPU pod that is not pinned is mutated in its tenant's default pool, where pool-selector
+    // pins it; when pool-selector is off nothing pins it there, and it has no pool.
+    const Pool* pool = pools.pool;
+    // Several pools named, among them the default one pool-selector adds: its mutations were
+    // made for the default pool, so a second pass over the mutated pod changes nothing.
+    if (pools.named.size() > 1 && tenant && tenant->default_pool >= 0 &&
+        std::find(pools.named.begin(), pools.named.end(), &policy.pools()[tenant->default_pool]) != pools.named.end() &&
+        selector_holds(pod, policy.pools()[tenant->default_pool]))
+      pool = &policy.pools()[tenant->default_pool];
+    if (!pools.pinned && gpu_pod && tenant && tenant->default_pool >= 0) {
+      const Pool& fallback = policy.pools()[tenant->default_pool];
+      const bool escapes = pools.named.size() == 1;  // judged in the default pool, pinned or not
+      if (escapes || (policy.mutation_enabled(MutationId::PoolSelector) && !selector_contradicts(pod, fallback)))
+        pool = &fallback;
+    }
+    PodPatcher patcher(pod, out.patch);
+    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, pools.pinned, gpu.claims, patcher};
+    run_mutations(policy, ctx, out);
+    if (!out.patch.empty()) pools = resolve_pools(policy, pod);  // judged as it now is
+  }
+  // The pool is the one the pod (as judged) is pinned to: a pin a mutation added counts, one that
+  // was not added does not. A GPU pod that names a pool but can escape it (an ORed term that
+  // names none) is judged in its tenant's default pool; one that names none has no pool.
+  const Pool* pool = pools.pool;
+  if (!pools.pinned && pools.named.size() == 1 && gpu_pod && tenant && tenant->default_pool >= 0)
+    pool = &policy.pools()[tenant->default_pool];
+  out.pool = pool;
+  gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns, &arena);
+  out.gpu_slices = gpu.slices;
+  out.slices_per_gpu = gpu.slices_per_gpu;
+  if (options.describe_gpus && !gpu.claims.entries.empty()) out.gpu_sources = gpu_sources_text(gpu);
+
+  RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems};
+  for (const RuleDef& rule : rule_table()) {
+    Action action = policy.action(rule.id);
+    if (action == Action::Off) continue;
+    RuleOutput output(rule.id, action, out.findings);
+    rule.check(ctx, output);
+  }
+  out.allowed = !out.has(Action::Deny);
+}
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,76 @@
+// gpu-cap: the pod's effective GPU request (exact, in compute slices) above its tenant's
+// maxGpusPerPod, else defaults.maxGpusPerPod; and GPU quantities that are not whole numbers
+// (or are negative, unreadable or too large). Such a quantity still counts (gpu_request.h): a
+// fraction as its ceiling, too large or unreadable as more than any cap, so the cap check below
+// sees it too.
+#include <algorithm>
+
+#include "policy/evaluation/mutations/mutation.h"
+#include "policy/views/quantity.h"
+#include "policy/evaluation/rules/rule.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+// What a quantity that is not a whole number counts as, for the message.
+std::string counted_as(const Quantity& q) {
+  switch (q.status) {
+    case Quantity::Status::NotInteger:
+      return "; it counts as " + std::to_string(q.value) + " (the kubelet rounds up)";
+    case Quantity::Status::TooLarge:
+    case Quantity::Status::Invalid: return "; it counts as more than any cap";
+    case Quantity::Status::Negative:
+    case Quantity::Status::Integer: break;
+  }
+  return "";
+}
+
+// DRA claims where a cap applies: one that cannot be resolved cannot be counted, and one that
+// asks for every device of a class (allocationMode: All) is unbounded.
+void check_claims(const RuleContext& ctx, RuleOutput& out) {
+  for (const auto& e : ctx.gpu.claims.entries) {
+    if (!e.resolved()) {
+      out.report(claim_field(ctx, e), unresolved_claim_message(e, "count the GPUs"));
+      continue;
+    }
+    for (const auto& r : e.gpus.requests) {
+      if (!r.all) continue;
+      out.report(claim_field(ctx, e), e.describe() + " request " + quoted(r.name) +
+                                          " asks for every GPU of its device class (allocationMode: All) where a cap applies");
+    }
+  }
+}
+
+// "3 (1 nvidia.com/gpu + 2 from claim template two-gpus)": where a pod's GPUs come from.
+std::string requested_text(const RuleContext& ctx) {
+  const int per_gpu = ctx.gpu.slices_per_gpu;
+  if (ctx.gpu.slices >= kSaturatedSlices) return "more GPUs than can be counted";
+  std::string out = gpus_text(ctx.gpu.slices, per_gpu) + " GPUs";
+  if (ctx.gpu.claims.slices == 0) return out;
+  return out + " (" + gpu_sources_text(ctx.gpu) + ")";
+}
+
+}  // namespace
+
+void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
+  for (const auto& p : ctx.quantity_problems) {
+    std::string shown = quantity_json(*p.quantity);
+    out.report(resource_field(ctx, *p.container, p.in_limits, p.quantity->name),
+               container_label(*p.container) + " requests " + std::string(p.quantity->name) + " " + shown + ", which is " +
+                   describe(p.status) + " (GPU quantities must be whole numbers)" + counted_as(quantity_of(*p.quantity)));
+  }
+  auto cap = ctx.policy.max_gpus_for(ctx.tenant);
+  if (!cap) return;
+  check_claims(ctx, out);
+  const int per_gpu = ctx.gpu.slices_per_gpu;
+  if (ctx.gpu.slices <= *cap * per_gpu) return;
+  const auto& claims = ctx.gpu.claims.entries;
+  if (std::any_of(claims.begin(), claims.end(), [](const PodClaimGpus& e) { return e.gpus.all; }) &&
+      ctx.gpu.slices >= kSaturatedSlices)
+    return;  // unbounded because of allocationMode All, reported above
+  std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
+                                                                : "the default cap is";
+  out.report(ctx.field("spec"), "pod requests " + requested_text(ctx) + "; " + who + " " + std::to_string(*cap) + " per pod");
+}
+
+}  // namespace gpu_admission::policy

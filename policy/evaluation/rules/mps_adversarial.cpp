@@ -1,0 +1,86 @@
+// mps-adversarial: MPS shares one GPU context between processes with no memory or fault
+// isolation, so a pod in an adversarial pool must have no path to it: the pool's device plugin
+// sharing mode, an MPS node selector, CUDA_MPS_* env vars (set directly or formed by an envFrom
+// prefix), hostPaths that reach an MPS pipe directory (policy/views/host_path.h's MPS table), host IPC.
+#include "policy/views/host_path.h"
+#include "policy/evaluation/rules/rule.h"
+#include "policy/base/tenant_labels.h"
+
+namespace gpu_admission::policy {
+namespace {
+constexpr std::string_view kSharingLabel = "nvidia.com/gpu.sharing-strategy";
+
+// True when `prefix` + a non-empty key can spell a CUDA_MPS_* name.
+bool envfrom_prefix_forms_mps(std::string_view prefix) {
+  return !prefix.empty() && (prefix.starts_with(kMpsEnvPrefix) || kMpsEnvPrefix.starts_with(prefix));
+}
+
+void check_env(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
+  for (const auto& c : ctx.pod.containers) {
+    for (const EnvVar& v : c.env) {
+      if (!v.name.starts_with(kMpsEnvPrefix)) continue;
+      out.report(container_field(ctx.pod, c) + ".env[" + std::to_string(v.index) + "]",
+                 container_label(c) + " sets " + std::string(v.name) + " in adversarial pool " + pool);
+    }
+    for (const auto& from : c.env_from) {
+      if (!envfrom_prefix_forms_mps(from.prefix)) continue;
+      out.report(container_field(ctx.pod, c) + ".envFrom[" + std::to_string(from.index) + "].prefix",
+                 container_label(c) + " imports envFrom with prefix " + quoted(from.prefix) +
+                     ", which can set CUDA_MPS_* variables in adversarial pool " + pool);
+    }
+  }
+}
+
+void check_host_paths(const RuleContext& ctx, RuleOutput& out) {
+  const HostPathTable& table = mps_pipe_host_paths();
+  for (const auto& v : ctx.pod.host_paths) {
+    const HostPathEntry* entry = table.find(normalize_host_path(v.path));
+    if (!entry) continue;
+    out.report(ctx.field("spec.volumes[" + std::to_string(v.index) + "].hostPath.path"),
+               "hostPath volume " + quoted(v.name) + " mounts " + quoted(v.path) + ", which reaches " + entry->display +
+                   ": " + entry->reason);
+  }
+}
+
+}  // namespace
+
+void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
+  if (!ctx.pool || ctx.pool->trust != Trust::Adversarial) return;
+  const std::string pool = quoted(ctx.pool->name);
+
+  if (ctx.pool->sharing == Sharing::Mps && ctx.gpu.gpu_pod())
+    out.report(ctx.field("spec"), "pool " + pool + " is adversarial and shares its GPUs through MPS");
+  for (const auto& e : ctx.gpu.claims.entries) {
+    if (!e.resolved()) {  // its driver config could ask for MPS: fail closed
+      out.report(claim_field(ctx, e), unresolved_claim_message(e, "judge the sharing") + " in adversarial pool " + pool);
+      continue;
+    }
+    if (!e.gpus.mps) continue;
+    out.report(ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]"),
+               e.describe() + " asks the GPU driver for MPS sharing (sharing.strategy: MPS) in adversarial pool " + pool);
+  }
+
+  bool found = false;
+  if (ctx.pod.node_selector_value(kSharingLabel, &found) == "mps" && found)
+    out.report(ctx.field("spec.nodeSelector[\"nvidia.com/gpu.sharing-strategy\"]"),
+               "selects MPS nodes in adversarial pool " + pool);
+  for (size_t t = 0; t < ctx.pod.required_node_affinity.size(); ++t) {
+    const auto& term = ctx.pod.required_node_affinity[t];
+    for (size_t e = 0; e < term.match_expressions.size(); ++e) {
+      const auto& expr = term.match_expressions[e];
+      if (expr.key != kSharingLabel || expr.op != "In") continue;
+      for (auto v : expr.values) {
+        if (v != "mps") continue;
+        out.report(ctx.field("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[" +
+                             std::to_string(t) + "].matchExpressions[" + std::to_string(e) + "]"),
+                   "selects MPS nodes in adversarial pool " + pool);
+      }
+    }
+  }
+  check_env(ctx, pool, out);
+  check_host_paths(ctx, out);
+  if (ctx.pod.host_ipc)
+    out.report(ctx.field("spec.hostIPC"), "hostIPC=true reaches MPS shared memory in adversarial pool " + pool);
+}
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,13 @@
+// privileged: any container, of any kind, with securityContext.privileged: true.
+#include "policy/evaluation/rules/rule.h"
+
+namespace gpu_admission::policy {
+
+void check_privileged(const RuleContext& ctx, RuleOutput& out) {
+  for (const auto& c : ctx.pod.containers) {
+    if (!c.privileged) continue;
+    out.report(container_field(ctx.pod, c) + ".securityContext.privileged", container_label(c) + " is privileged");
+  }
+}
+
+}  // namespace gpu_admission::policy

@@ -1,0 +1,37 @@
+// tenant-label: a pod must not claim another tenant through gpu-admission.io/tenant, nor set one
+// of its tenant's label keys to another value (labels drive cost attribution and quotas). While
+// the tenant-labels mutation is on, a pod that lacks them was not mutated (/validate judges it as
+// it arrives); on UPDATE, removing one of them is refused whatever the mutation's setting.
+#include "policy/evaluation/rules/rule.h"
+#include "policy/base/tenant_labels.h"
+
+namespace gpu_admission::policy {
+
+void check_tenant_label(const RuleContext& ctx, RuleOutput& out) {
+  if (!ctx.tenant) return;
+  const bool injected = ctx.policy.mutation_enabled(MutationId::TenantLabels);
+  auto check = [&](std::string_view key, std::string_view expected) {
+    // The field path is built only for a finding: the common pod has none.
+    auto field = [&] { return ctx.field("metadata.labels[\"" + std::string(key) + "\"]"); };
+    bool found = false;
+    std::string_view value = ctx.pod.label(key, &found);
+    if (found) {
+      if (value != expected)
+        out.report(field(), "label " + std::string(key) + "=" + quoted(value) + " differs from tenant " +
+                              quoted(ctx.tenant->name) + "'s value " + quoted(expected));
+      return;
+    }
+    bool had = false;
+    if (ctx.old_pod) ctx.old_pod->label(key, &had);
+    if (had) {
+      out.report(field(), "removes label " + std::string(key) + " of tenant " + quoted(ctx.tenant->name));
+    } else if (injected) {
+      out.report(field(), "lacks label " + std::string(key) + "=" + quoted(expected) + " of tenant " +
+                            quoted(ctx.tenant->name) + "; /mutate would have added it");
+    }
+  };
+  check(kTenantLabelKey, ctx.tenant->name);
+  for (const auto& [key, value] : ctx.tenant->labels) check(key, value);
+}
+
+}  // namespace gpu_admission::policy
