@@ -1,12 +1,14 @@
 // The pod decoder: one forward On-Demand pass over a Pod, a workload or a pod template (see
-// policy/decoding/json_reader.h for what is checked on the way).
+// policy/decoding/json_reader.h for what is checked on the way). This file walks the object, its
+// metadata and its pod spec, and finds a workload's template; the steps for containers and for
+// the rest of the spec are in container_decoder.cpp and pod_spec_decoder.cpp.
 #include "policy/decoding/pod_decoder.h"
 
 #include <algorithm>
 #include <string>
 
-#include "policy/decoding/env_names.h"
 #include "policy/decoding/json_reader.h"
+#include "policy/decoding/pod_decoder_steps.h"
 #include "policy/base/tenant_labels.h"
 
 namespace gpu_admission::policy {
@@ -21,22 +23,6 @@ constexpr auto kMetadataKeys = keys("name", "generateName", "namespace", "labels
 constexpr auto kPodKeys = keys("metadata", "spec");
 constexpr auto kSpecKeys = keys("hostPID", "hostIPC", "hostNetwork", "nodeSelector", "affinity", "tolerations",
                                 "volumes", "resourceClaims", "initContainers", "containers", "ephemeralContainers");
-constexpr auto kContainerKeys = keys("name", "restartPolicy", "securityContext", "env", "envFrom", "resources");
-constexpr auto kSecurityContextKeys = keys("privileged");
-constexpr auto kEnvKeys = keys("name", "value", "valueFrom");
-constexpr auto kEnvFromKeys = keys("prefix");
-constexpr auto kResourcesKeys = keys("requests", "limits", "claims");
-constexpr auto kClaimRefKeys = keys("name", "request");
-constexpr auto kPodClaimKeys = keys("name", "resourceClaimName", "resourceClaimTemplateName", "source");
-constexpr auto kClaimSourceKeys = keys("resourceClaimName", "resourceClaimTemplateName");
-constexpr auto kAffinityKeys = keys("nodeAffinity");
-constexpr auto kNodeAffinityKeys = keys("requiredDuringSchedulingIgnoredDuringExecution");
-constexpr auto kNodeSelectorKeys = keys("nodeSelectorTerms");
-constexpr auto kTermKeys = keys("matchExpressions");
-constexpr auto kRequirementKeys = keys("key", "operator", "values");
-constexpr auto kTolerationKeys = keys("key", "operator", "value", "effect");
-constexpr auto kVolumeKeys = keys("name", "hostPath");
-constexpr auto kHostPathKeys = keys("path");
 
 class Decoder : public json::Reader {
  public:
@@ -82,10 +68,10 @@ class Decoder : public json::Reader {
         case 1: return as_bool(value, pod_.host_ipc, value_at);
         case 2: return as_bool(value, pod_.host_network, value_at);
         case 3: pod_.has_node_selector = true; return string_map(value, pod_.node_selector, value_at);
-        case 4: return affinity(value, value_at);
-        case 5: return tolerations(value, value_at);
-        case 6: return volumes(value, value_at);
-        case 7: return resource_claims(value, value_at);
+        case 4: return pod_decoding::decode_affinity(*this, pod_, value, value_at);
+        case 5: return pod_decoding::decode_tolerations(*this, pod_, value, value_at);
+        case 6: return pod_decoding::decode_volumes(*this, pod_, value, value_at);
+        case 7: return pod_decoding::decode_resource_claims(*this, pod_, value, value_at);
         case 8: return containers(value, ContainerKind::Init, value_at);
         case 9: return containers(value, ContainerKind::App, value_at);
         default: return containers(value, ContainerKind::Ephemeral, value_at);
@@ -98,7 +84,7 @@ class Decoder : public json::Reader {
  private:
   bool containers(od::value& v, ContainerKind kind, const Loc& at) {
     return each_value(v, at, [&](od::value& value, const Loc& item_at, uint32_t i) {
-      return container(value, kind, i, item_at);
+      return pod_decoding::decode_container(*this, pod_, value, kind, i, item_at);
     });
   }
 
@@ -111,241 +97,6 @@ class Decoder : public json::Reader {
       auto last = std::find_if(first, list.end(), [&](const ContainerView& c) { return c.kind != kind; });
       next = std::rotate(next, first, last);
     }
-  }
-
-  bool container(od::value& v, ContainerKind kind, uint32_t index, const Loc& at) {
-    ContainerView& c = pod_.add_container();
-    c.kind = kind;
-    c.index = index;
-    od::object object;
-    if (!as_object(v, object, at)) return false;
-    return fields(object, kContainerKeys, at, [&](int key, od::value& value, const Loc& value_at) {
-      switch (key) {
-        case 0: return as_string(value, c.name, value_at);
-        case 1: {
-          if (kind != ContainerKind::Init) return true;
-          std::string_view restart_policy;
-          if (!as_string(value, restart_policy, value_at)) return false;
-          c.restartable = restart_policy == "Always";
-          return true;
-        }
-        case 2: return security_context(value, c, value_at);
-        case 3: c.has_env = true; return env(value, c, value_at);
-        case 4: return env_from(value, c, value_at);
-        default: return resources(value, c, value_at);
-      }
-    });
-  }
-
-  bool security_context(od::value& v, ContainerView& c, const Loc& at) {
-    od::object object;
-    if (!as_object(v, object, at)) return false;
-    return fields(object, kSecurityContextKeys, at,
-                  [&](int, od::value& value, const Loc& value_at) { return as_bool(value, c.privileged, value_at); });
-  }
-
-  // env: name, the literal value, valueFrom. A value that is not a string (the API server
-  // refuses it) is read as no value: it is never the one value, "void", that a rule accepts.
-  // Only entries whose text could name a variable a rule reads (policy/decoding/env_names.h) are read: a
-  // first pass skips each entry and searches its text; a second, only when one was found, reads
-  // those entries. hide-gpus' own entry is known by its bytes (kHiddenGpusEnvEntry).
-  bool env(od::value& v, ContainerView& c, const Loc& at) {
-    od::array list;
-    if (!as_array(v, list, at)) return false;
-    const size_t first = c.env.size();
-    size_t unread = 0;  // entries found that the second pass reads
-    const bool searched = each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t i) {
-      od::object var;
-      std::string_view text;
-      if (!as_object(item, var, item_at)) return false;
-      if (auto code = var.raw_json().get(text)) return fail(item_at, code);
-      c.env_size = i + 1;
-      if (!env_may_name_read(text)) return true;
-      EnvVar& entry = c.env.emplace_back();
-      entry.index = i;
-      if (text == kHiddenGpusEnvEntry) {  // hide-gpus' own entry, in most containers without GPUs
-        entry.name = kVisibleDevicesEnv;
-        entry.value = kVisibleDevicesVoid;
-      } else {
-        ++unread;
-      }
-      return true;
-    });
-    if (!searched || unread == 0) return searched;
-    if (auto code = list.reset().error()) return fail(at, code);  // back to the first entry
-    size_t next = first;  // the next entry found
-    return each_item(list, at, [&](od::value& item, const Loc& item_at, uint32_t i) {
-      if (next == c.env.size() || c.env[next].index != i) return true;  // not found: skipped
-      EnvVar& entry = c.env[next++];
-      if (entry.name.data() != nullptr) return true;  // known by its bytes in the first pass
-      od::object var;
-      if (!as_object(item, var, item_at)) return false;
-      return fields(var, kEnvKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
-        if (key == 0) return as_string(value, entry.name, value_at);
-        if (key == 1) return string_if_string(value, entry.value, value_at);
-        entry.value_from = true;
-        return true;
-      });
-    });
-  }
-
-  bool env_from(od::value& v, ContainerView& c, const Loc& at) {
-    return each_object(v, at, [&](od::object source, const Loc& item_at, uint32_t i) {
-      EnvFromSource& entry = c.env_from.emplace_back();
-      entry.index = i;
-      return fields(source, kEnvFromKeys, item_at,
-                    [&](int, od::value& value, const Loc& value_at) { return as_string(value, entry.prefix, value_at); });
-    });
-  }
-
-  bool resources(od::value& v, ContainerView& c, const Loc& at) {
-    od::object object;
-    if (!as_object(v, object, at)) return false;
-    c.has_resources = true;
-    return fields(object, kResourcesKeys, at, [&](int key, od::value& value, const Loc& value_at) {
-      switch (key) {
-        case 0: c.has_requests = true; return quantities(value, c.requests, value_at);
-        case 1: c.has_limits = true; return quantities(value, c.limits, value_at);
-        default: return container_claims(value, c, value_at);
-      }
-    });
-  }
-
-  bool quantities(od::value& v, std::vector<ResourceQuantity>& out, const Loc& at) {
-    const size_t first = out.size();
-    const bool read = map_fields(v, at, [&](std::string_view key, od::value& value, const Loc& value_at) {
-      ResourceQuantity& q = out.emplace_back();
-      q.name = key;
-      return quantity(value, q, value_at);
-    });
-    if (!read) return false;
-    return unique_keys(out.data() + first, out.size() - first, [](const ResourceQuantity& q) { return q.name; }, at);
-  }
-
-  bool quantity(od::value& v, ResourceQuantity& q, const Loc& at) {
-    const char c = first_char(v);
-    if (c == '"') {
-      q.form = ResourceQuantity::Form::String;
-      return as_string(v, q.text, at);
-    }
-    if (c != '-' && (c < '0' || c > '9')) return fail(at, "must be a quantity (a string or a number)");
-    od::number n;
-    if (auto code = v.get_number().get(n)) return fail(at, code);
-    if (n.is_int64()) {
-      q.form = ResourceQuantity::Form::Integer;
-      q.integer = n.get_int64();
-    } else {
-      q.form = ResourceQuantity::Form::Float;  // beyond int64: kept as a (large) number
-      q.number = n.is_uint64() ? static_cast<double>(n.get_uint64()) : n.get_double();
-    }
-    return true;
-  }
-
-  // resources.claims: [{name, request}] naming the pod's resourceClaims.
-  bool container_claims(od::value& v, ContainerView& c, const Loc& at) {
-    return each_object(v, at, [&](od::object ref, const Loc& item_at, uint32_t) {
-      ContainerClaimRef& out = c.claims.emplace_back();
-      return fields(ref, kClaimRefKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
-        return as_string(value, key == 0 ? out.name : out.request, value_at);
-      });
-    });
-  }
-
-  // spec.resourceClaims: [{name, resourceClaimName | resourceClaimTemplateName}]; the 1.26-1.30
-  // shape nests the two under `source`. An entry with both shapes naming different claims is
-  // refused: an API server of 1.31 or later drops `source` and one before drops the flat names,
-  // so which claim the pod gets depends on the version.
-  bool resource_claims(od::value& v, const Loc& at) {
-    return each_object(v, at, [&](od::object entry, const Loc& item_at, uint32_t i) {
-      PodResourceClaim& out = pod_.resource_claims.emplace_back();
-      out.index = i;
-      std::string_view nested[2];
-      bool has_source = false;
-      const bool read = fields(entry, kPodClaimKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
-        if (key == 0) return as_string(value, out.name, value_at);
-        if (key == 1) return as_string(value, out.claim_name, value_at);
-        if (key == 2) return as_string(value, out.template_name, value_at);
-        has_source = true;
-        od::object source;
-        if (!as_object(value, source, value_at)) return false;
-        return fields(source, kClaimSourceKeys, value_at, [&](int k, od::value& name, const Loc& name_at) {
-          return as_string(name, nested[k], name_at);
-        });
-      });
-      if (!read || !has_source) return read;
-      if ((!out.claim_name.empty() && out.claim_name != nested[0]) ||
-          (!out.template_name.empty() && out.template_name != nested[1]))
-        return fail(item_at, "names a claim both directly and under source, differently (ambiguous between "
-                             "Kubernetes versions)");
-      out.claim_name = nested[0];
-      out.template_name = nested[1];
-      return true;
-    });
-  }
-
-  bool affinity(od::value& v, const Loc& at) {
-    od::object affinity;
-    if (!as_object(v, affinity, at)) return false;
-    return fields(affinity, kAffinityKeys, at, [&](int, od::value& node_value, const Loc& node_at) {
-      od::object node;
-      if (!as_object(node_value, node, node_at)) return false;
-      return fields(node, kNodeAffinityKeys, node_at, [&](int, od::value& required_value, const Loc& required_at) {
-        od::object required;
-        if (!as_object(required_value, required, required_at)) return false;
-        return fields(required, kNodeSelectorKeys, required_at, [&](int, od::value& terms, const Loc& terms_at) {
-          return node_selector_terms(terms, terms_at);
-        });
-      });
-    });
-  }
-
-  bool node_selector_terms(od::value& v, const Loc& at) {
-    return each_object(v, at, [&](od::object term, const Loc& term_at, uint32_t) {
-      NodeSelectorTerm& out = pod_.required_node_affinity.emplace_back();
-      return fields(term, kTermKeys, term_at, [&](int, od::value& exprs, const Loc& exprs_at) {
-        return each_object(exprs, exprs_at, [&](od::object expr, const Loc& expr_at, uint32_t) {
-          return requirement(expr, out.match_expressions.emplace_back(), expr_at);
-        });
-      });
-    });
-  }
-
-  bool requirement(od::object expr, NodeSelectorRequirement& req, const Loc& at) {
-    return fields(expr, kRequirementKeys, at, [&](int key, od::value& value, const Loc& value_at) {
-      if (key == 0) return as_string(value, req.key, value_at);
-      if (key == 1) return as_string(value, req.op, value_at);
-      return each_value(value, value_at, [&](od::value& entry, const Loc& item_at, uint32_t) {
-        return as_string(entry, req.values.emplace_back(), item_at);
-      });
-    });
-  }
-
-  bool tolerations(od::value& v, const Loc& at) {
-    return each_object(v, at, [&](od::object t, const Loc& item_at, uint32_t) {
-      Toleration& tol = pod_.tolerations.emplace_back();
-      std::string_view* out[] = {&tol.key, &tol.op, &tol.value, &tol.effect};
-      return fields(t, kTolerationKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
-        return as_string(value, *out[key], value_at);
-      });
-    });
-  }
-
-  bool volumes(od::value& v, const Loc& at) {
-    return each_object(v, at, [&](od::object volume, const Loc& item_at, uint32_t i) {
-      HostPathVolume out;
-      out.index = i;
-      bool host_path = false;
-      const bool read = fields(volume, kVolumeKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
-        if (key == 0) return as_string(value, out.name, value_at);
-        host_path = true;
-        od::object hp;
-        if (!as_object(value, hp, value_at)) return false;
-        return fields(hp, kHostPathKeys, value_at,
-                      [&](int, od::value& path, const Loc& path_at) { return as_string(path, out.path, path_at); });
-      });
-      if (read && host_path) pod_.host_paths.push_back(out);
-      return read;
-    });
   }
 
   PodView& pod_;
