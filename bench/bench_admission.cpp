@@ -159,7 +159,7 @@ void BM_Validate_TrainingPod_TwoClaims(benchmark::State& state) {
   measure(state, service, webhook::Endpoint::Validate, input.review);
 }
 
-// Cluster state (issue 16, what `bench/load.sh` sends with CLUSTER=1): (f) a GPU pod of tenant
+// Cluster state (what `bench/load.sh` sends with CLUSTER=1): (f) a GPU pod of tenant
 // platform whose GPUs come from two ResourceClaims named by resourceClaimName, as /mutate left
 // it, its claims resolved from memory (serve resolves them from its cluster state: a hit costs
 // a lookup, see bench_cluster.cpp); (g) /mutate of a pod of five containers without GPUs in the

@@ -1,4 +1,4 @@
-// Cluster-state lookups (SPEC 10 "Hot path"): find() on a ShardedIndex holding 100,000 compact
+// Cluster-state lookups on the request path: find() on a ShardedIndex holding 100,000 compact
 // claims (what ClusterState::find does on a hit), namespace-label lookups on 100,000 namespaces,
 // and the memory each cached claim costs (entry bytes plus its share of the published and
 // writer-side maps, reported as counters).

@@ -16,7 +16,7 @@ std::string deployment_review();
 // (e) a policy of 200 tenants, 2,000 namespace patterns and 20 pools (YAML text).
 std::string large_policy_yaml();
 
-// Cluster state (issue 16): the objects the stand-in API server (cluster_standin.cpp) serves and
+// Cluster state: the objects the stand-in API server (cluster_standin.cpp) serves and
 // the reviews bench/load.sh sends to a `serve --cluster required` connected to it. The default
 // policy applies: namespaces ml-team-NNN belong to tenant platform (pool h100-shared, whole GPUs,
 // default cap of 8), research-team-NNN to research (pool a100-mig, MIG slices, cap 2).

@@ -1,4 +1,4 @@
-// A stand-in Kubernetes API server for bench/load.sh (issue 16): the tests' FakeApiServer
+// A stand-in Kubernetes API server for bench/load.sh's cluster-state runs: the tests' FakeApiServer
 // (test/webhook/cluster/fake_apiserver.h: HTTPS on 127.0.0.1, bearer token, discovery of
 // resource.k8s.io/v1, paged lists with limit/continue, watches with bookmarks) holding
 // --objects objects: --namespaces Namespaces (half ml-team-NNN of tenant platform, half

@@ -5,7 +5,7 @@
 # TLS as the transport reference, and a webhook on Go's standard library (bench/go-webhook:
 # net/http + encoding/json, the stack of controller-runtime webhooks) as the peer to beat.
 # Prints requests/s, p50/p99, the ratios to nginx and to Go, and the server's peak RSS.
-# Then, with everything on (issue 16, CLUSTER=1, the default): gpu-admission serve with
+# Then, with everything on (CLUSTER=1, the default): gpu-admission serve with
 # --cluster required against a stand-in API server (bench/cluster_standin.cpp, pinned to wrk's
 # core, idle once synced) holding CLUSTER_OBJECTS objects (100,000: namespaces and
 # ResourceClaims), /validate of a GPU pod whose GPUs come from two of those claims, /mutate of a
@@ -186,7 +186,7 @@ rss_kb="$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")"
 fds="$(ls "/proc/$server_pid/fd" | wc -l)"
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; unset 'pids[-1]'
 
-# --- everything on: gpu-admission serve with cluster state (issue 16), same core --------------
+# --- everything on: gpu-admission serve with cluster state, same core -----------------------
 # The stand-in API server runs on wrk's core: it works while the informers list, then idles.
 # cluster_status: off (CLUSTER=0), skipped (nothing to run it with), failed, or ok.
 cluster_status=off; cluster_note=""; cluster_rows=()

@@ -1,4 +1,4 @@
-// Certificates for the webhook, built on OpenSSL 3 (SPEC 6 and 8): the CA and serving pair that
+// Certificates for the webhook, built on OpenSSL 3: the CA and serving pair that
 // `gpu-admission certs` writes for a Kubernetes Service, the in-memory self-signed `localhost`
 // pair `serve` uses when no --tls-cert is given, and the small inspection helpers the server's
 // hot reload and expiry metric need. Every function reports failure as a value (an `error`

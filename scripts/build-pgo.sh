@@ -6,7 +6,7 @@
 #      state, hide-gpus on every container) and the cluster-state lookups, writing the profile;
 #   3. the release build laid out by that profile (GPU_ADMISSION_PGO=USE): gpu-admission, and the
 #      benchmark and stand-in API server bench/load.sh runs.
-# On the request path this is worth ~10% requests/s at one core (bench/README.md, 2026-11-23).
+# On the request path this is worth ~10% requests/s at one core (bench/README.md, "Where the time goes").
 # Extra arguments go to both cmake configure steps (e.g. -DGPU_ADMISSION_TESTS=ON).
 #
 #   scripts/build-pgo.sh                 # build-pgo/gpu-admission

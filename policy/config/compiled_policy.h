@@ -107,7 +107,7 @@ class CompiledPolicy {
   // Pod annotation prefixes that inject devices (spec.deviceAnnotationPrefixes).
   const std::vector<std::string>& device_annotation_prefixes() const { return config_.device_annotation_prefixes; }
 
-  // A kind whose pod templates are judged by template paths (SPEC 5): spec.workloads first, then
+  // A kind whose pod templates are judged by template paths: spec.workloads first, then
   // the built-in ML kinds; nullptr for others. `group` is the apiVersion's group.
   const WorkloadKindDef* workload_kind(std::string_view group, std::string_view kind) const;
   const std::vector<WorkloadKindDef>& policy_workload_kinds() const { return workload_kinds_; }

@@ -1,5 +1,5 @@
 // Kubernetes label selectors (matchLabels, matchExpressions with In, NotIn, Exists,
-// DoesNotExist) for tenants chosen by their namespaces' labels (SPEC 2), and the interface
+// DoesNotExist) for tenants chosen by their namespaces' labels, and the interface
 // through which the evaluator learns a namespace's labels: from the cluster in `serve`, from
 // Namespace objects or --namespace-labels in `check` and `test`. Never by I/O.
 #pragma once

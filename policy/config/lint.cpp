@@ -1,4 +1,4 @@
-// Policy lint (SPEC 2): one small check per footgun, run in table order. Each check reads the
+// Policy lint: one small check per footgun, run in table order. Each check reads the
 // PolicyConfig only and reports through Lint::warn with the offending field's path.
 #include "policy/config/lint.h"
 

@@ -1,4 +1,4 @@
-// Policy lint: footgun warnings (SPEC 2) about a policy that may well compile. Warnings never
+// Policy lint: footgun warnings about a policy that may well compile. Warnings never
 // block loading; `policy lint` prints them and CompiledPolicy::compile returns them with its
 // errors. Each warning names the field path and says the risk in one line.
 #pragma once

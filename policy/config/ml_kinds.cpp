@@ -1,4 +1,4 @@
-// The built-in table of ML workload kinds and their pod template paths (SPEC 5): Kubeflow
+// The built-in table of ML workload kinds and their pod template paths: Kubeflow
 // training operator and MPI operator, JobSet, LeaderWorkerSet, KubeRay and Volcano. More kinds
 // come from the policy's spec.workloads (policy/config/policy_loader.cpp).
 #include <utility>

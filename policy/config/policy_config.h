@@ -1,4 +1,4 @@
-// The policy file as typed data (SPEC section 1), before compilation. Produced by the policy
+// The policy file as typed data, before compilation. Produced by the policy
 // loader from a JSON tree; printed back by `policy show`.
 #pragma once
 
@@ -53,7 +53,7 @@ struct TenantConfig {
   std::string default_pool;
 };
 
-// spec.workloads[]: a kind whose pod templates are judged (SPEC 5), by template paths.
+// spec.workloads[]: a kind whose pod templates are judged, by template paths.
 struct WorkloadConfig {
   std::string api_version;  // "example.com/v1": the group is what matters
   std::string kind;

@@ -1,5 +1,5 @@
 // The expansion of a workload kind's template paths over a simdjson DOM into the pod templates
-// it names, each with its field path and JSON Pointer from the object's root (SPEC 5).
+// it names, each with its field path and JSON Pointer from the object's root.
 // Implemented in policy/config/template_paths.cpp.
 #pragma once
 

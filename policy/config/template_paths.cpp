@@ -1,4 +1,4 @@
-// The template path language (SPEC 5) and its expansion over a simdjson DOM.
+// The template path language and its expansion over a simdjson DOM.
 #include "policy/config/template_paths.h"
 #include "policy/config/template_finder.h"
 

@@ -1,4 +1,4 @@
-// Pod template paths of workload kinds as data (SPEC 5): a small path language
+// Pod template paths of workload kinds as data: a small path language
 // (`spec.pytorchReplicaSpecs.*.template`, `spec.replicatedJobs[*].template.spec.template`: `.`
 // separates fields, `*` is every value of a map, `[*]` every item of a list) and the built-in
 // table of ML workload kinds (policy/config/ml_kinds.cpp). Finding the templates of an object is in
@@ -33,7 +33,7 @@ struct WorkloadKindDef {
   std::vector<TemplatePath> templates;
 };
 
-// The built-in ML kinds of SPEC 5 (PyTorchJob, ..., RayService, Volcano Job).
+// The built-in ML kinds (PyTorchJob, ..., RayService, Volcano Job).
 const std::vector<WorkloadKindDef>& builtin_ml_kinds();
 // The built-in entry for (group, kind), or nullptr.
 const WorkloadKindDef* find_builtin_ml_kind(std::string_view group, std::string_view kind);

@@ -62,7 +62,7 @@ std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, P
 std::optional<DecodeError> decode_identity(std::string_view json, bool padded, ObjectIdentity& out,
                                            PodDocument& document);
 
-// Decodes one pod template of a kind from a table (ML workloads, SPEC 5): identity from the
+// Decodes one pod template of a kind from a table (ML workloads, spec.workloads): identity from the
 // object (decode_identity), the pod from `template_json`. Field paths start with `field_prefix`
 // ("spec.x.Worker.template."); `field_prefix` and `pointer` are kept as views in `pod`: they
 // must outlive it.

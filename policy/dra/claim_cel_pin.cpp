@@ -1,4 +1,4 @@
-// Finds the MIG profile a DRA CEL selector pins (SPEC 9; declared in claim_gpus.h). Not a CEL
+// Finds the MIG profile a DRA CEL selector pins (declared in claim_gpus.h). Not a CEL
 // evaluator: a small tokenizer plus the one shape we accept. Everything not certainly a pin is
 // not a pin, and the caller then counts the worst case (a whole GPU).
 //

@@ -1,4 +1,4 @@
-// ResourceClaim / ResourceClaimTemplate decoding (SPEC 9); see claim_decoder.h. Field paths and
+// ResourceClaim / ResourceClaimTemplate decoding; see claim_decoder.h. Field paths and
 // typed getters come from policy/decoding/dom_reader.h, shared with the pod decoder.
 #include "policy/dra/claim_decoder.h"
 

@@ -1,4 +1,4 @@
-// Decodes a ResourceClaim or ResourceClaimTemplate (SPEC 9) from a simdjson DOM element into a
+// Decodes a ResourceClaim or ResourceClaimTemplate from a simdjson DOM element into a
 // ClaimView, for the API versions Kubernetes 1.34+ serves: resource.k8s.io/v1 and /v1beta2
 // (a request's fields under `exactly:`, or `firstAvailable:` subrequests) and /v1beta1 (the
 // fields flat on the request, or `firstAvailable:`). As in the pod decoder, a field we read

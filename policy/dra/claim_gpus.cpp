@@ -1,4 +1,4 @@
-// Counting the GPUs of a decoded ResourceClaim (SPEC 9); see claim_gpus.h.
+// Counting the GPUs of a decoded ResourceClaim; see claim_gpus.h.
 #include "policy/dra/claim_gpus.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// GPUs a ResourceClaim asks for (SPEC 9), in exact integer compute slices, and the facts rules
+// GPUs a ResourceClaim asks for, in exact integer compute slices, and the facts rules
 // need per request (GPU or not, allocationMode All, adminAccess, MPS sharing, pinned MIG
 // profiles). Pure functions over a decoded ClaimView; the caller says which device classes are
 // GPU classes and how many slices a GPU and a MIG profile have (from the policy and the pool).
@@ -49,7 +49,7 @@ void find_pinned_mig_profiles(DeviceSubrequest& sub);
 
 enum class GpuClassKind : uint8_t { NotGpu, Full, Mig };
 
-// The default device classes (SPEC 9): gpu.nvidia.com and vfio.gpu.nvidia.com are Full,
+// The default device classes: gpu.nvidia.com and vfio.gpu.nvidia.com are Full,
 // mig.nvidia.com is Mig.
 GpuClassKind default_gpu_class_kind(std::string_view device_class);
 

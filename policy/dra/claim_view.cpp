@@ -1,4 +1,4 @@
-// ClaimView (SPEC 9): the decoded ResourceClaim / ResourceClaimTemplate; see claim_view.h.
+// ClaimView: the decoded ResourceClaim / ResourceClaimTemplate; see claim_view.h.
 #include "policy/dra/claim_view.h"
 
 namespace gpu_admission::policy {

@@ -1,4 +1,4 @@
-// Dynamic Resource Allocation (SPEC 9): a ResourceClaim or ResourceClaimTemplate decoded into
+// Dynamic Resource Allocation: a ResourceClaim or ResourceClaimTemplate decoded into
 // one typed view, whatever its API version (resource.k8s.io v1 and v1beta2 put a request's
 // fields under `exactly:` or give `firstAvailable:`; v1beta1 has them flat on the request). Like
 // PodView, strings are views into the decoded document. Pods refer to claims by name; the

@@ -63,7 +63,7 @@ int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource,
     case CompiledPolicy::GpuKind::Shared: return slices_per_gpu;
     case CompiledPolicy::GpuKind::Mig: {
       auto slices = mig_profile_slices(resource.substr(policy.mig_prefix().size()));
-      // count x g / compute slices (SPEC 3), even when g is more than the model has (mig-profile
+      // count x g / compute slices, even when g is more than the model has (mig-profile
       // refuses such a profile); an unreadable MIG name counts as a whole GPU: never under-count.
       return slices ? std::max<int64_t>(*slices, 1) : slices_per_gpu;
     }

@@ -44,7 +44,7 @@ struct GpuRequest {
 // decoder read (ceiling for fractions, TooLarge from 2^63 on).
 Quantity quantity_of(const ResourceQuantity& q);
 
-// A quantity of exactly zero: an entry that asks for nothing (SPEC 3: zero-count entries do not count).
+// A quantity of exactly zero: an entry that asks for nothing (zero-count entries do not count).
 inline bool zero_quantity(const ResourceQuantity& q) { return !quantity_of(q).nonzero(); }
 
 // Units a GPU quantity counts for: the value (the ceiling for a fraction); kSaturatedSlices for

@@ -1,4 +1,4 @@
-// A pod's DRA claims (SPEC 9) resolved and counted: each spec.resourceClaims entry looked up
+// A pod's DRA claims resolved and counted: each spec.resourceClaims entry looked up
 // through the ClaimResolver the caller gives (the claims among `check`'s inputs, the cluster
 // state of `serve`) and counted with the pool's GPU model. A claim that cannot be resolved is
 // never a silent zero: it makes the pod a GPU pod and gpu-cap reports it where a cap applies.

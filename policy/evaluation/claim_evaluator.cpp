@@ -1,4 +1,4 @@
-// A ResourceClaim or ResourceClaimTemplate judged on its own admission (SPEC 9), with its
+// A ResourceClaim or ResourceClaimTemplate judged on its own admission, with its
 // namespace's tenant: gpu-cap when it alone asks for more GPUs than the cap or for every device
 // of a class (allocationMode: All), gpu-device-access for adminAccess. Its pool is not known
 // until a pod uses it, so slices are counted on a 7-slice GPU; the pod that uses the claim is

@@ -42,7 +42,7 @@ struct Decision {
 void keep_new_findings(Decision& decision, const Decision& before);
 
 // Adds the decision of one pod template to the decision of its whole object (kinds with several
-// templates, SPEC 5): denied when any template is, findings of all templates (their fields start
+// templates, such as ML workloads): denied when any template is, findings of all templates (their fields start
 // at the object's root), tenant and pool of the first, patches of all.
 void merge_template_decision(Decision& whole, const Decision& one, bool first);
 

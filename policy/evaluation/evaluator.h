@@ -87,7 +87,7 @@ inline Decision evaluate(const CompiledPolicy& policy, PodView& pod, const EvalO
 // Namespace and username exemptions: true (and `out` marked exempt) when no rule applies.
 bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out);
 
-// Judges a ResourceClaim or ResourceClaimTemplate on its own admission (SPEC 9): gpu-cap when it
+// Judges a ResourceClaim or ResourceClaimTemplate on its own admission: gpu-cap when it
 // alone exceeds its namespace's tenant's cap or asks for allocationMode All, gpu-device-access for
 // adminAccess. Findings name spec.devices.requests[i] (spec.spec.devices... for a template).
 void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const EvalOptions& options, Decision& out);

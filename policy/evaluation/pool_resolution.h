@@ -1,4 +1,4 @@
-// Which pool a pod is in (SPEC 2): the pools its scheduling constraints name, and the one they
+// Which pool a pod is in: the pools its scheduling constraints name, and the one they
 // pin it to. A pool is named by the pod's nodeSelector when it holds every pool label, and by a
 // required node-affinity term that allows every pool label together with the nodeSelector (`In`
 // on the pool's keys): the pod targets every pool one of its (ORed) terms names. A pod is pinned

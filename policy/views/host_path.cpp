@@ -11,7 +11,7 @@ using M = HostPathMatch;
 // hand out devices, CDI specs, runtime configuration. Most specific first: the first entry that
 // matches gives the reason. Ancestors are derived (add_ancestors_of_first), never listed.
 const std::vector<HostPathSpec> kGpuHostPaths = {
-    // SPEC section 3.
+    // The required list: paths gpu-device-access must refuse.
     {"/dev/nvidia", M::NamePrefix, "NVIDIA device nodes"},
     {"/dev/dri", M::Subtree, "DRI GPU device nodes"},
     {"/dev/vfio", M::Subtree, "VFIO device nodes (GPUs bound for passthrough)"},

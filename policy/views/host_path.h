@@ -65,7 +65,7 @@ class HostPathTable {
   std::vector<HostPathEntry> entries_;
 };
 
-// The built-in entries of gpu-device-access (SPEC section 3, plus the /sys additions in
+// The built-in entries of gpu-device-access (the required list, plus the /sys additions in
 // docs/design.md), without their ancestors.
 const std::vector<HostPathSpec>& builtin_gpu_host_path_specs();
 

@@ -120,7 +120,7 @@ struct HostPathVolume {
 
 struct PodView {
   WorkloadKind workload = WorkloadKind::Pod;
-  // A template of a kind from a table (ML workloads, SPEC 5): its field path prefix
+  // A template of a kind from a table (ML workloads, spec.workloads): its field path prefix
   // ("spec.pytorchReplicaSpecs.Worker.template.") and JSON Pointer
   // ("/spec/pytorchReplicaSpecs/Worker/template"), owned by the caller. Unset for Pods and the
   // built-in workload kinds, whose prefix comes from `workload`.

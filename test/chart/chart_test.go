@@ -1,5 +1,5 @@
 // Tests for charts/gpu-admission: the chart is rendered like `helm template` (render.go) and every
-// rendered object is checked against SPEC section 8. The policy in the rendered ConfigMap is linted
+// rendered object is checked against the chart's contract. The policy in the rendered ConfigMap is linted
 // with the gpu-admission binary named by $GPU_ADMISSION_BINARY (run.sh test BINARY sets it; CTest
 // always does). Without it those checks are skipped with a "SKIP" message.
 package main
@@ -608,7 +608,7 @@ type webhookWant struct {
 	extraExcluded []string
 }
 
-// The rules SPEC 8 asks for, as group/version/resource:OPERATION.
+// The validating rules the chart must register, as group/version/resource:OPERATION.
 var wantValidatingRules = []string{
 	"/v1/pods:CREATE", "/v1/pods:UPDATE", "/v1/pods/ephemeralcontainers:UPDATE",
 	"/v1/replicationcontrollers:CREATE", "/v1/replicationcontrollers:UPDATE",
@@ -627,7 +627,7 @@ var wantValidatingRules = []string{
 }
 var wantMutatingRules = []string{"/v1/pods:CREATE"}
 
-// With cluster state on, a claim's allocation (its status) is judged too (SPEC 9).
+// With cluster state on, a claim's allocation (its status) is judged too.
 var wantAllocationRules = []string{
 	"resource.k8s.io/v1/resourceclaims/status:UPDATE", "resource.k8s.io/v1beta2/resourceclaims/status:UPDATE",
 	"resource.k8s.io/v1beta1/resourceclaims/status:UPDATE",
@@ -635,7 +635,7 @@ var wantAllocationRules = []string{
 
 func init() { sort.Strings(wantValidatingRules) }
 
-// The validating rules for a render: SPEC 8's, plus allocations unless --cluster is off.
+// The validating rules for a render: those above, plus allocations unless --cluster is off.
 func wantValidating(t *testing.T, res *Result) []string {
 	t.Helper()
 	want := append([]string{}, wantValidatingRules...)
@@ -674,7 +674,7 @@ func flattenRules(t *testing.T, rules []interface{}) []string {
 	return out
 }
 
-// checkWebhooks checks both configurations against SPEC 8 and returns their caBundles.
+// checkWebhooks checks both configurations against the chart's contract and returns their caBundles.
 func checkWebhooks(t *testing.T, res *Result, want webhookWant) []string {
 	t.Helper()
 	svc := one(t, res, "Service")
@@ -980,7 +980,7 @@ func TestTimeoutSeconds(t *testing.T) {
 	mustFail(t, Options{Values: []map[string]interface{}{set}, SkipSchema: true}, "webhooks.timeoutSeconds must be between 1 and 5")
 }
 
-// specExamplePolicy is the policy of SPEC section 1.
+// specExamplePolicy is the example policy of the product specification.
 const specExamplePolicy = `apiVersion: gpu-admission.io/v1alpha1
 kind: GpuAdmissionPolicy
 metadata: {name: example}
@@ -1365,7 +1365,7 @@ func TestDisablingTheMutatingWebhook(t *testing.T) {
 }
 
 // The built-in ML kinds are listed in values, off: none is registered by default; switched on,
-// each is registered on /validate only (SPEC 5), for CREATE and UPDATE, with no wildcard.
+// each is registered on /validate only, for CREATE and UPDATE, with no wildcard.
 func TestExtraWorkloadKinds(t *testing.T) {
 	res := renderValues(t, "{}")
 	for _, h := range list(one(t, res, "ValidatingWebhookConfiguration"), "webhooks") {

@@ -2,7 +2,7 @@
 # Runs the chart renderer and its tests with Debian's Go packages, offline (GOPATH mode).
 #
 #   test/chart/run.sh test [BINARY]   render charts/gpu-admission and check every object against
-#                                     SPEC 8; BINARY (or $GPU_ADMISSION_BINARY) is the built
+#                                     the chart's contract; BINARY (or $GPU_ADMISSION_BINARY) is the built
 #                                     gpu-admission, used to lint the rendered policy
 #   test/chart/run.sh template ...    print the manifests like `helm template` (flags: main.go)
 #   test/chart/run.sh deploy          regenerate deploy/{gpu-admission,policy-configmap,webhooks}.yaml

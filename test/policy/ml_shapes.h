@@ -1,4 +1,4 @@
-// Real shapes of the ML workload kinds judged by template paths (SPEC 5), with field names as
+// Real shapes of the ML workload kinds judged by template paths, with field names as
 // the projects document them (Kubeflow training operator v1, MPI operator v2beta1, JobSet,
 // LeaderWorkerSet, KubeRay, Volcano), shared by the policy, admission and CLI tests. Each shape
 // lists the field paths of its templates in the order they are found; `ml_object` builds the

@@ -83,7 +83,7 @@ inline int count_findings(const policy::Decision& d, policy::RuleId rule) {
 
 inline bool mutated(const policy::Decision& d, policy::MutationId id) { return d.mutated[static_cast<size_t>(id)]; }
 
-// Evaluating the mutated object again asks for nothing more (SPEC 4: mutations are idempotent)
+// Evaluating the mutated object again asks for nothing more (mutations are idempotent)
 // and reaches the same verdict.
 inline void check_idempotent(const policy::CompiledPolicy& p, const webhook::OfflineResult& r,
                              const std::string& ns = "") {

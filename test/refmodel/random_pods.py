@@ -11,7 +11,7 @@ import random
 
 POOL_KEY = "gpu.example.com/pool"
 
-# The fixed policy: three tenants, four pools (SPEC section 1 shapes).
+# The fixed policy: three tenants, four pools, in the policy file's shapes.
 MAIN_POLICY = {
     "apiVersion": "gpu-admission.io/v1alpha1",
     "kind": "GpuAdmissionPolicy",

@@ -1,4 +1,4 @@
-"""An independent reference model of gpu-admission's policy (SPEC v2, sections 1-5).
+"""An independent reference model of gpu-admission's policy (SPEC.md v2: the policy file, tenancy and pools, rules, mutations, workloads).
 
 Written from /work/shared/SPEC.md and docs/design.md only (never from the C++ rules), so that
 `run.py` can compare it with `gpu-admission check -o json` on many random pods. It is meant to be
@@ -12,8 +12,8 @@ What it models:
   gpu-tolerations, tenant-pool, tenant-label, mig-profile;
 - the mutations mig-resources, tenant-labels, pool-selector, hide-gpus;
 - Pods (mutated then validated, or `--no-mutate`: judged as they arrive) and Deployments (the
-  template judged as the pod after mutation, SPEC 5 and 4).
-What it leaves out: DRA (SPEC 9), namespaceSelector tenants, usernames, UPDATE.
+  template judged as the pod after mutation).
+What it leaves out: DRA, namespaceSelector tenants, usernames, UPDATE.
 
 evaluate(policy, namespace, obj, mutate=True) -> Result (allowed, denied rule IDs, ...).
 """
@@ -31,7 +31,7 @@ MIG_PROFILE_ANNOTATION = "gpu-admission.io/mig-profile"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
 
-# SPEC 1: MIG profile tables per gpuModel family, and compute slices (A30: 4, others 7).
+# MIG profile tables per gpuModel family, and compute slices (A30: 4, others 7).
 MIG_TABLES = {
     "A30": ["1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"],
     "A100-40GB": ["1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"],
@@ -69,12 +69,12 @@ def valid_profiles(model):
 
 
 def profile_resource_suffix(profile):
-    """SPEC 1: the device plugin exposes profile P as nvidia.com/mig-P with '+' turned into '.'."""
+    """The device plugin exposes profile P as nvidia.com/mig-P with '+' turned into '.'."""
     return profile.replace("+", ".")
 
 
 # ---------------------------------------------------------------------------------------------
-# Kubernetes quantities (SPEC 3: "Quantities are Kubernetes quantities").
+# Kubernetes quantities (GPU counts are Kubernetes quantities).
 
 _SUFFIXES = {
     "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
@@ -145,7 +145,7 @@ def glob_match(pattern, name):
 
 
 def all_containers(spec):
-    """SPEC 3: rules look at every container kind."""
+    """Rules look at every container kind."""
     out = []
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for i, c in enumerate(spec.get(kind) or []):
@@ -194,7 +194,7 @@ class Policy:
         self.tenants = list(spec.get("tenants") or [])
 
     def tenant_of(self, namespace):
-        """SPEC 2: the first tenant whose namespaces globs match."""
+        """The first tenant whose namespaces globs match."""
         for t in self.tenants:
             if any(glob_match(g, namespace) for g in t.get("namespaces") or []):
                 return t
@@ -228,7 +228,7 @@ class Policy:
 
 
 # ---------------------------------------------------------------------------------------------
-# GPU requests (SPEC 3, "Effective GPU request").
+# GPU requests (the effective GPU request).
 
 class GpuInfo:
     def __init__(self):
@@ -282,7 +282,7 @@ def container_units(policy, c, slices, quirks=frozenset()):
 
 
 def gpu_info(policy, spec, pool, quirks=frozenset()):
-    """SPEC 3: pod total = max(sum apps + sum restartable inits, max over init i of (its units +
+    """Pod total = max(sum apps + sum restartable inits, max over init i of (its units +
     restartable inits before it)); compared exactly."""
     slices = compute_slices(pool.get("gpuModel")) if pool else 7
     info = GpuInfo()
@@ -317,7 +317,7 @@ def container_asks_for_gpu(policy, c):
 
 
 # ---------------------------------------------------------------------------------------------
-# Pools (SPEC 2; docs/design.md "Tenancy and pools").
+# Pools (docs/design.md "Tenancy and pools").
 
 def required_terms(spec):
     aff = ((spec.get("affinity") or {}).get("nodeAffinity") or {})
@@ -346,7 +346,7 @@ class Targeting:
 
 
 def targeting(policy, spec):
-    """SPEC 2: the pool whose nodeSelector is contained in the pod's nodeSelector, or named by a
+    """The pool whose nodeSelector is contained in the pod's nodeSelector, or named by a
     required node-affinity term; ORed terms must all name the same pool."""
     ns = spec.get("nodeSelector") or {}
     terms = required_terms(spec)
@@ -363,7 +363,7 @@ def targeting(policy, spec):
 def pod_pool(policy, tgt, tenant, gpu_pod):
     """The pool the rules use. Several pools: the first in policy order (docs/design.md). A GPU pod
     whose ORed terms escape its named pool: its tenant's defaultPool (docs/design.md: 'is evaluated
-    in its tenant's default pool, where pool-selector pins it'). Names none: no pool (SPEC 2)."""
+    in its tenant's default pool, where pool-selector pins it'). Names none: no pool."""
     if tgt.escapes:
         if gpu_pod and tenant is not None and tenant.get("defaultPool"):
             return policy.pool_by_name[tenant["defaultPool"]]
@@ -372,7 +372,7 @@ def pod_pool(policy, tgt, tenant, gpu_pod):
 
 
 # ---------------------------------------------------------------------------------------------
-# Host paths (SPEC 3 gpu-device-access, mps-adversarial; docs/design.md "Host paths").
+# Host paths (gpu-device-access, mps-adversarial; docs/design.md "Host paths").
 
 def normalize_path(path):
     """Lexical: '//' collapsed, '.' dropped, '..' resolved (never above /), trailing '/' dropped,
@@ -437,7 +437,7 @@ def host_path_hits(path, entries, extra=()):
 
 
 # ---------------------------------------------------------------------------------------------
-# Toleration matching (SPEC 3: Kubernetes semantics).
+# Toleration matching (Kubernetes semantics).
 
 def tolerates(toleration, taint):
     op = toleration.get("operator") or "Equal"
@@ -480,7 +480,7 @@ class Result:
 
 
 # ---------------------------------------------------------------------------------------------
-# Mutations (SPEC 4).
+# Mutations.
 
 def mutate(policy, pod, tenant, quirks=frozenset()):
     """Mutates `pod` ({"metadata", "spec"}) in place: mig-resources, tenant-labels,
@@ -491,7 +491,7 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
 
     # The pool pool-selector pins an unpinned GPU pod to (its tenant's defaultPool), if it can:
     # it only adds missing nodeSelector keys, never overwrites one (docs/design.md). It applies to
-    # a GPU pod that names no pool (SPEC 4) and to one whose ORed terms escape its one named pool
+    # a GPU pod that names no pool and to one whose ORed terms escape its one named pool
     # (docs/design.md); a pod that selects several pools is denied by tenant-pool as it is.
     selector_pool = None
     unpinned = not tgt.pinned and len(tgt.named) <= 1
@@ -537,7 +537,7 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
                             if (q is None or old is None or q.denominator != 1
                                     or old.denominator != 1 or q + old > INT64_MAX):
                                 # cannot be added exactly (docs/design.md; a sum beyond int64 is
-                                # 'beyond the representable range', SPEC 3): left in place
+                                # 'beyond the representable range'): left in place
                                 continue
                             lst[target] = str(old + q)
                             del lst[name]
@@ -572,7 +572,7 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
 
 
 # ---------------------------------------------------------------------------------------------
-# Validation (SPEC 3), of a pod as it is.
+# Validation, of a pod as it is.
 
 DEVICE_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
               "NVIDIA_IMEX_CHANNELS")
@@ -790,7 +790,7 @@ def _quirk_default_pool(policy, tenant, info, tgt):
 # Entry point.
 
 def template_of(obj):
-    """SPEC 5: the pod template of a workload (CronJob: spec.jobTemplate.spec.template)."""
+    """The pod template of a workload (CronJob: spec.jobTemplate.spec.template)."""
     spec = obj.get("spec") or {}
     if obj.get("kind") == "CronJob":
         spec = (spec.get("jobTemplate") or {}).get("spec") or {}
@@ -798,7 +798,7 @@ def template_of(obj):
 
 
 def pod_of(obj):
-    """The pod that is judged: a Pod as it is, a workload's template (SPEC 5)."""
+    """The pod that is judged: a Pod as it is, a workload's template."""
     if obj.get("kind") == "Pod":
         return {"metadata": copy.deepcopy(obj.get("metadata") or {}),
                 "spec": copy.deepcopy(obj.get("spec") or {})}, False
@@ -809,7 +809,7 @@ def pod_of(obj):
 
 def evaluate(policy, namespace, obj, mutate_pods=True, quirks=frozenset()):
     """`check` (mutate_pods=True: the API server's chain) or `check --no-mutate` for a Pod;
-    workloads are always judged as the pod after mutation (SPEC 4, 5).
+    workloads are always judged as the pod after mutation.
 
     `quirks` switches on known deviations of the C++ from the spec (QUIRKS below), so that
     run.py can recognise a known disagreement exactly; the model itself never uses them."""

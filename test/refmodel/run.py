@@ -7,10 +7,10 @@ validate; `no-mutate`: `check --no-mutate`, the pod judged as it arrives), the o
 as `kind: List` JSON files of ~500 objects and judged by `check`. For every object:
 - model vs check: `allowed`, the set of rule IDs with action deny and, in the chain, the mutated
   object's labels, nodeSelector, GPU resources and NVIDIA_VISIBLE_DEVICES env entries;
-- chain vs validate (check against itself, SPEC 4: "/validate judges a Pod exactly as it arrives";
+- chain vs validate (check against itself: "/validate judges a Pod exactly as it arrives";
   docs/design.md: check's chain and /validate after /mutate agree): check's own mutated object,
   judged again with `--no-mutate`, must get the chain's `allowed` and deny rule IDs;
-- idempotence (SPEC 4): the chain run again on check's own mutated object returns no patch and
+- idempotence (mutations are idempotent): the chain run again on check's own mutated object returns no patch and
   the same decision.
 
 Prints each mismatch (the object, the model's answer, check's answer with its messages) and ends
@@ -191,7 +191,7 @@ def main():
         mutated = [r["object"] for r in check_results[(pname, "chain")]]
         for b, path in write_batches(workdir, f"mutated-{pname}", mutated):
             jobs2.append((pname, b, path))
-    # Round 3: the chain again on check's own mutated objects (SPEC 4: mutations are idempotent,
+    # Round 3: the chain again on check's own mutated objects (mutations are idempotent,
     # a second call on the mutated pod returns no patch).
     outputs2 = run_all(args.binary, [(policies[p][1], path, no_mutate)
                                      for no_mutate in (True, False) for p, _, path in jobs2])

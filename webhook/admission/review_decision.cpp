@@ -25,7 +25,7 @@ Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, const ReviewTarget
   if (target.what == ReviewTarget::What::Other) return Plan::Allow;  // nothing to say
   if (target.what == ReviewTarget::What::Claim) {
     if (endpoint == Endpoint::Mutate) return Plan::Allow;
-    // Devices are handed out by an UPDATE of a claim's status: the commit point (SPEC 9).
+    // Devices are handed out by an UPDATE of a claim's status: the commit point, so it is judged too.
     if (req.sub_resource == "status")
       return target.claim == policy::ClaimKind::Claim && req.operation == "UPDATE" ? Plan::EvaluateAllocation
                                                                                    : Plan::Allow;

@@ -27,7 +27,7 @@ enum class Plan { Allow, EvaluateCreate, EvaluateUpdate, EvaluateAllocation };
 
 // The object a request is about, from request.kind: a Pod or a workload with a pod template, a
 // DRA claim or claim template (group resource.k8s.io), a kind judged by template paths (ML
-// workloads and spec.workloads, by group and kind: SPEC 5), or something the webhook does not judge.
+// workloads and spec.workloads, by group and kind), or something the webhook does not judge.
 struct ReviewTarget {
   enum class What { Other, Workload, Claim, Templates };
   What what = What::Other;

@@ -1,5 +1,5 @@
 // `gpu-admission certs`: writes a CA and a serving certificate for the webhook's Service
-// (SPEC 8) and prints the base64 CA bundle on stdout, ready to paste into `caBundle`.
+// and prints the base64 CA bundle on stdout, ready to paste into `caBundle`.
 #include <charconv>
 #include <cstdio>
 #include <string>

@@ -1,9 +1,9 @@
-// `gpu-admission serve` (SPEC 6): loads the policy and the serving certificate, starts the
+// `gpu-admission serve`: loads the policy and the serving certificate, starts the
 // HTTPS webhook and the metrics listener, reloads policy and certificate when their files change
 // or on SIGHUP (a bad new file is logged and counted, the old one stays), and drains on
 // SIGTERM/SIGINT: readyz fails at once, new connections are refused, requests in progress are
 // answered, and the process exits 0 within the grace period (a second signal cuts it short).
-// With cluster state on (--cluster, SPEC 10), namespace labels and DRA claims come from the API
+// With cluster state on (--cluster), namespace labels and DRA claims come from the API
 // server's list + watch, and readyz waits for the first complete list of each resource.
 #include <signal.h>
 

@@ -5,7 +5,7 @@
 // may include every other folder (server/, admission/, ops/, io/, policy/, certs/).
 //
 // Entry points of the `gpu-admission` subcommands. Each takes the arguments after its name and
-// returns the process exit code (SPEC 7: 0 ok, 1 denied / failed, 2 unusable input).
+// returns the process exit code: 0 ok, 1 denied / failed, 2 unusable input.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // The ResourceClaims and ResourceClaimTemplates among the inputs of `check` (and a `test` case's
-// `objects:`), as the ClaimResolver that resolves the claims of the pods among the same inputs
-// (SPEC 9). Each object keeps its own JSON text and parsed document, which its ClaimView points
+// `objects:`), as the ClaimResolver that resolves the claims of the pods among the same inputs.
+// Each object keeps its own JSON text and parsed document, which its ClaimView points
 // into. Objects of API versions Kubernetes 1.34+ does not serve are not added.
 #pragma once
 

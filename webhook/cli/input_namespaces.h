@@ -1,4 +1,4 @@
-// Namespace labels for `check` and `test` (SPEC 2): the Namespace objects among the inputs (or a
+// Namespace labels for `check` and `test` (tenants chosen by namespace labels): the Namespace objects among the inputs (or a
 // test case's `objects:`), and labels given on the command line (`--namespace-labels k=v,...`,
 // a case's `namespaceLabels:`) for namespaces that have no Namespace object there. Every
 // namespace also carries kubernetes.io/metadata.name=<name>, as the API server sets it.

@@ -46,7 +46,7 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
   }
 }
 
-// A ResourceClaim or ResourceClaimTemplate, judged on its own (SPEC 9).
+// A ResourceClaim or ResourceClaimTemplate, judged on its own.
 void judge_claim(const policy::CompiledPolicy& policy, const Json& object, const policy::ExternalFacts& facts,
                  OfflineResult& r) {
   const std::string api_version = string_at(object, "apiVersion");
@@ -125,7 +125,7 @@ bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::Work
   return true;
 }
 
-// A kind judged by template paths (SPEC 5): each template as the pod it will create.
+// A kind judged by template paths: each template as the pod it will create.
 void judge_templates(const policy::CompiledPolicy& policy, const policy::WorkloadKindDef& def, const Json& object,
                      const policy::ExternalFacts& facts, OfflineResult& r) {
   simdjson::dom::parser parser;

@@ -28,7 +28,7 @@ struct OfflineResult {
   policy::Decision decision;  // when evaluated
   Json patch = Json::array(); // the patch as JSON
   Json mutated;               // the object after the patch
-  // Kinds judged by template paths (ML workloads, SPEC 5): the template this result is about
+  // Kinds judged by template paths (ML workloads, spec.workloads): the template this result is about
   // ("spec.pytorchReplicaSpecs.Worker.template"), empty otherwise. `repeat`: the same object as
   // the result before it (one result per template; printed once as YAML).
   std::string template_path;

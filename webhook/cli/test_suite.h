@@ -1,4 +1,4 @@
-// Policy test suites (SPEC 7, `gpu-admission test`): loading a TestSuite file, running its cases
+// Policy test suites (`gpu-admission test`): loading a TestSuite file, running its cases
 // through the offline evaluator and comparing the results with the expectations.
 #pragma once
 

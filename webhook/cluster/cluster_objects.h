@@ -1,4 +1,4 @@
-// What the cluster state keeps per object (SPEC 10), small on purpose: a Namespace is its
+// What the cluster state keeps per object, small on purpose: a Namespace is its
 // labels; a ResourceClaim or ResourceClaimTemplate is its decoded policy::ClaimView with the
 // strings it views copied into one owned buffer (the JSON text and the simdjson document are not
 // kept). Objects that cannot be decoded are kept as such (the resolver answers "not found" for

@@ -1,4 +1,4 @@
-// webhook/cluster/ -- cluster state for `serve` (SPEC 10), the gpu_webhook_cluster library.
+// webhook/cluster/ -- cluster state for `serve --cluster`, the gpu_webhook_cluster library.
 // This header is its public face: ClusterState (the three informers, the claim resolver and the
 // namespace-label lookup the policy engine reads), the --cluster modes and the choice of
 // configuration. The rest of the folder serves it: kube_config (in-cluster and kubeconfig

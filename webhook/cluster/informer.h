@@ -1,4 +1,4 @@
-// List + watch of one resource kept in an InformerStore (SPEC 10 "How"): a paged list
+// List + watch of one resource kept in an InformerStore: a paged list
 // (`limit`/`continue`), then a watch from its resourceVersion with bookmarks; after `410 Gone`
 // (HTTP 410, an ERROR event with code 410, or an expired continue token) a fresh list; after a
 // cut or an error, a reconnect with capped exponential backoff and jitter (and a fresh list

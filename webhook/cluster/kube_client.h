@@ -1,4 +1,4 @@
-// A small Kubernetes API client on cpp-httplib's SSLClient and OpenSSL (SPEC 10): GET with a
+// A small Kubernetes API client on cpp-httplib's SSLClient and OpenSSL: GET with a
 // deadline and a bounded body, and streamed GETs for watches. TLS is verified against the
 // configured CA (or the system store); insecure-skip-tls-verify is honoured only when the
 // config says so (the caller logs it loudly). The bearer token of a token file (the in-cluster

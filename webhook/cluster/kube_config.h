@@ -1,4 +1,4 @@
-// Where the Kubernetes API server is and how to authenticate to it (SPEC 10): the in-cluster
+// Where the Kubernetes API server is and how to authenticate to it: the in-cluster
 // service account (token file, CA bundle, KUBERNETES_SERVICE_HOST/_PORT) or a kubeconfig file's
 // current context (server, certificate-authority file or -data, token or tokenFile, or a client
 // certificate and key, file or -data). Loading never throws; failures are reported as a value

@@ -1,4 +1,4 @@
-// The in-memory index of one resource's cached objects (SPEC 10 "Hot path"): readers look up
+// The in-memory index of one resource's cached objects, on the request path: readers look up
 // without locks, writers (the informer, the resolver's GET fallback) coalesce changes.
 //
 // The keys are split over kShards shards. Readers see, per shard, an immutable hash map

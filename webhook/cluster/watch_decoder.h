@@ -1,4 +1,4 @@
-// The wire formats of list and watch (SPEC 10), decoded with simdjson: a list page
+// The wire formats of list and watch, decoded with simdjson: a list page
 // ({"metadata":{"resourceVersion","continue"},"items":[...]}), a watch event line
 // ({"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":{...}}, one JSON object per line of
 // a chunked response), and the splitting of a byte stream into bounded lines. Nothing here does

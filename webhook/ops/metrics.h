@@ -4,7 +4,7 @@
 // admission/, server/ and cli/; code here includes only policy/ (and the standard library,
 // prometheus-cpp), never another webhook/ folder.
 //
-// Prometheus metrics of the webhook (SPEC 6 names), on prometheus-cpp's registry. Families and
+// Prometheus metrics of the webhook (names fixed by the product specification), on prometheus-cpp's registry. Families and
 // the label sets used on the hot path are created up front, so recording is lock-free counter
 // arithmetic; text exposition is served on the metrics port.
 #pragma once
@@ -48,7 +48,7 @@ class Metrics {
   // gpu_admission_http_errors_total{code}  (400, 413, 415, ...)
   void count_http_error(int code);
 
-  // Cluster state (SPEC 10). resource: namespaces|resourceclaims|resourceclaimtemplates.
+  // Cluster state (--cluster). resource: namespaces|resourceclaims|resourceclaimtemplates.
   // Creates every cluster series at 0 (called when cluster state is turned on).
   void precreate_cluster_series();
   // gpu_admission_cluster_objects{resource}: objects in the cache

@@ -7,7 +7,7 @@
 // namespace detail and their headers are not included outside server/ (tests aside). Code here
 // may include admission/ and ops/ headers and policy/, never cli/ or io/.
 //
-// The webhook's network front end (SPEC 6): POST /validate and /mutate, GET /healthz and
+// The webhook's network front end: POST /validate and /mutate, GET /healthz and
 // /readyz over TLS on the main port, GET /metrics in plain HTTP on the metrics port.
 //
 // Connections are served by a few event loop threads (one per usable CPU), each with its own

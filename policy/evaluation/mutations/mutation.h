@@ -1,4 +1,4 @@
-// Mutations (SPEC 4): each a small function that changes the pod view and records the same
+// Mutations: each a small function that changes the pod view and records the same
 // change as JSON Patch operations through a PodPatcher, so validation sees exactly the pod the
 // patch produces. Mutations are idempotent: on an already mutated pod they change nothing.
 #pragma once

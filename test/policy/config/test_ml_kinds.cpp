@@ -1,4 +1,4 @@
-// ML workload kinds judged by template paths (SPEC 5): the path language, the built-in table
+// ML workload kinds judged by template paths: the path language, the built-in table
 // (every built-in path has a test that fails when the path is wrong: a privileged container in
 // exactly that template is denied with the field path pointing there), spec.workloads in the
 // policy, and the (group, kind) lookup that keeps a Volcano Job apart from a batch/v1 Job.
@@ -55,7 +55,7 @@ TEST_CASE("malformed template paths are errors that say what is wrong", "[ml]") 
   CHECK(steps_of("spec.[*].template").find("must start with a field name") != std::string::npos);
 }
 
-TEST_CASE("the built-in table has the SPEC 5 kinds with their groups", "[ml]") {
+TEST_CASE("the built-in table has every ML kind of the real shapes, with its group", "[ml]") {
   for (const auto& shape : ml_shapes::shapes()) {
     INFO(shape.kind);
     const auto* def = policy::find_builtin_ml_kind(policy::api_group_of(shape.api_version), shape.kind);

@@ -1,4 +1,4 @@
-// Tenants chosen by their namespaces' labels (SPEC 2): label selector semantics, the order in
+// Tenants chosen by their namespaces' labels: label selector semantics, the order in
 // which tenants are tried (globs and selectors together, in policy order), unknown labels, and
 // the loader's errors for malformed selectors.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Policy lint (SPEC 2, policy/config/lint.cpp): one case per warning, each naming its field path and
+// Policy lint (policy/config/lint.cpp): one case per warning, each naming its field path and
 // saying the risk in one line; warnings never block loading; a clean policy gets none.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// SPEC 9: decoding ResourceClaims and ResourceClaimTemplates (policy/dra/claim_decoder.h) in every
+// Decoding ResourceClaims and ResourceClaimTemplates (policy/dra/claim_decoder.h) in every
 // served shape (v1 and v1beta2 `exactly` / `firstAvailable`, v1beta1 flat and `firstAvailable`),
 // claim vs template, defaults, driver configs, every decoding error with the exact field path
 // from the object root; and the real manifests of NVIDIA's DRA driver demos

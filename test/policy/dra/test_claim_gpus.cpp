@@ -1,4 +1,4 @@
-// SPEC 9 counting (policy/dra/claim_gpus.h): the CEL pin parser on a table of expressions (pins and
+// Counting a claim's GPUs (policy/dra/claim_gpus.h): the CEL pin parser on a table of expressions (pins and
 // non-pins, quoting, parentheses, `&&` chains, `||`/`!`/ternaries, strings holding operators),
 // slices per subrequest for full, pinned and unpinned MIG, All, count > 1 and overflow;
 // firstAvailable's worst case; claim sums; adminAccess; which driver configs make a request MPS.

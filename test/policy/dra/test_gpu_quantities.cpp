@@ -1,4 +1,4 @@
-// GPU quantities never count as zero unless they are zero (SPEC 3, "Effective GPU request"): a
+// GPU quantities never count as zero unless they are zero (the effective GPU request): a
 // table of quantity spellings (strings and JSON numbers, every suffix, exponents, many digits)
 // with the exact count and status; pods that carry each spelling in requests, limits or both, in
 // app, init and sidecar containers; and that every such pod is a GPU pod that gets pinned to its

@@ -1,4 +1,4 @@
-// SPEC section 4: /validate judges a Pod exactly as it arrives; `check` (like the API server's
+// /validate judges a Pod exactly as it arrives; `check` (like the API server's
 // chain) mutates first and validates the result. Each class of pod that the mutations would fix
 // is evaluated both ways: as received (EvalOptions.mutate false, `check --no-mutate`) it is
 // denied by tenant-pool, mig-profile or tenant-label; after mutation it passes, unless the
@@ -275,7 +275,7 @@ TEST_CASE("as received: whole GPUs in a mixed pool, which mig-resources converts
     Both b = judge(standard(), mixy);
     INFO(show(b));
     CHECK(denies_at(b.received.decision, RuleId::TenantPool, "spec.nodeSelector", "\"mixed\""));
-    // SPEC 3: a pod with no pool is checked only for two MIG types in one container.
+    // A pod with no pool is checked only for two MIG types in one container.
     CHECK_FALSE(has_finding(b.received.decision, RuleId::MigProfile));
     CHECK(b.received.decision.pool == nullptr);
     CHECK(b.chain.allowed());

@@ -1,4 +1,4 @@
-// /validate and /mutate for ML workload kinds (SPEC 5): every template of every built-in kind is
+// /validate and /mutate for ML workload kinds: every template of every built-in kind is
 // judged on CREATE with field paths from the object's root, an UPDATE is refused only for findings
 // the old object's same template did not have, /mutate never patches them, and request.kind's
 // group keeps a Volcano Job apart from a batch/v1 Job.

@@ -1,4 +1,4 @@
-// End-to-end tests of `gpu-admission check` (SPEC 7): the real binary on examples/manifests, on
+// End-to-end tests of `gpu-admission check`: the real binary on examples/manifests, on
 // inputs in test/data/cli and on real GPU manifests from the shared corpus; outputs read back
 // (JSON with the patch re-applied, YAML, JUnit).
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// DRA end to end through the real binary (SPEC 9): the examples' DRA suite, `check` on claims,
+// DRA end to end through the real binary: the examples' DRA suite, `check` on claims,
 // templates and the pods that use them (text and JSON), and NVIDIA's DRA driver manifests from
 // the shared corpus judged in two tenants with asserted outcomes.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// `gpu-admission check` reads YAML merge keys (`<<`) as kubectl does (issue 12 §7): a privileged
+// `gpu-admission check` reads YAML merge keys (`<<`) as kubectl does: a privileged
 // flag that arrives through a merge is denied, a key written after `<<` wins, and a key written
 // before `<<` that the merge would change (kubectl's go-yaml v2 takes the merged value, YAML 1.1
 // the written one) makes the input unusable, with its file:line:col.

@@ -1,4 +1,4 @@
-// `check` and `test` of ML workload kinds (SPEC 5 and 7) through the real binary: one result per
+// `check` and `test` of ML workload kinds through the real binary: one result per
 // pod template, named by its path in text output and by "template" in JSON, the object denied
 // (exit 1) when any template is, findings' fields from the object's root, the mutated object
 // printed once as YAML, and the examples/ml suite.

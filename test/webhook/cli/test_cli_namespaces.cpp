@@ -1,4 +1,4 @@
-// Tenants by namespace labels through the real binary (SPEC 2, 7): Namespace objects among
+// Tenants by namespace labels through the real binary: Namespace objects among
 // `check`'s inputs, --namespace-labels, and a test case's namespaceLabels.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// End-to-end tests of `gpu-admission test` (SPEC 7): the real binary runs the examples suite,
+// End-to-end tests of `gpu-admission test`: the real binary runs the examples suite,
 // suites with wrong expectations, broken suites, and the JUnit / JSON outputs are read back.
 #include <catch2/catch.hpp>
 

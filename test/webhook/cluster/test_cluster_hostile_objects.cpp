@@ -1,4 +1,4 @@
-// Cluster state against objects a tenant can make hostile (SPEC 9, last point; SPEC 10): claims
+// Cluster state against objects a tenant can make hostile (none may stop a watch): claims
 // nested as deep as the API server stores (10,000 levels) in another driver's opaque parameters
 // and in gpu.nvidia.com's, objects of about 1.4 MiB, and objects cluster state cannot decode
 // (wrong types, an item that is not an object, no metadata.name), each alone and among 3,000

@@ -1,4 +1,4 @@
-// Large requests and the hand-back (issue 16): a request over inline_request_bytes is answered
+// Large requests and the hand-back: a request over inline_request_bytes is answered
 // by a worker while its event loop ignores the connection; the worker hands it back to the loop
 // that owns it, which resumes it as if ready, because the edges that came meanwhile were not
 // looked at. Requests the client sent while the worker held the connection are answered.

@@ -1,8 +1,8 @@
-// Clients that try to knock the webhook over (issue 7 item 1), all on loopback and bounded in
+// Clients that try to knock the webhook over, all on loopback and bounded in
 // time and count: silent TCP connections that never start TLS, TLS connections that stall
 // half-way through a request, corrupted bodies, many keep-alive connections, and the timeouts
 // and connection cap that keep them from piling up. With several event loops (each with its own
-// listener, connections and timeout sweep, issue 16) as well as with one.
+// listener, connections and timeout sweep) as well as with one.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

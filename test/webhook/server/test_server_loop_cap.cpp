@@ -1,4 +1,4 @@
-// The connection cap over several event loops (issue 16): connections belong to the loop whose
+// The connection cap over several event loops: connections belong to the loop whose
 // listener the kernel gave them to, and the cap counts them all. At the cap, a newcomer on a
 // loop with nothing to drop is passed to the loop with the most connections, which drops a
 // handshaking one for it: where the kernel put a real client does not decide whether it is

@@ -1,4 +1,4 @@
-// No re-arming on the hot path (issue 16): a connection is registered in epoll once, edge-
+// No re-arming on the hot path: a connection is registered in epoll once, edge-
 // triggered, and never modified while it lives. Stats::epoll_rearms counts the engine's
 // EPOLL_CTL_MODs; independently, epoll_ctl is wrapped here (this test binary's definition wins
 // over libc's) so that every call the process makes is counted: keep-alive traffic on open

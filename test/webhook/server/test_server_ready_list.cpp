@@ -1,4 +1,4 @@
-// The event loops' ready list (issue 16): connections are edge-triggered, so a connection that
+// The event loops' ready list: connections are edge-triggered, so a connection that
 // stopped after one complete request while more bytes wait (in the socket or in OpenSSL's
 // buffer) gets no new event and must be served from the ready list, round robin: requests left
 // in the socket are answered without the client sending anything more, and a client pipelining

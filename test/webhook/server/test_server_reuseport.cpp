@@ -1,4 +1,4 @@
-// One listening socket per event loop (issue 16): the loops bind the port together with
+// One listening socket per event loop: the loops bind the port together with
 // SO_REUSEPORT and each accepts its share of the connections; a second server on the same port
 // is still refused; a listening socket handed in without SO_REUSEPORT is shared by the loops
 // (EPOLLEXCLUSIVE), one with SO_REUSEPORT gets siblings; IPv6 works the same.

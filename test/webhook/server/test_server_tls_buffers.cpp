@@ -1,4 +1,4 @@
-// OpenSSL's record buffers (issue 16): a busy keep-alive connection keeps them between requests
+// OpenSSL's record buffers: a busy keep-alive connection keeps them between requests
 // (no SSL_MODE_RELEASE_BUFFERS, which reallocated both on every request), and a connection that
 // has idled for tls_buffers_idle gives them back, then goes on answering as before. A request
 // half received is never disturbed.

@@ -1,4 +1,4 @@
-// hide-gpus (SPEC section 4): every init, sidecar and app container that asks for no GPU gets
+// hide-gpus: every init, sidecar and app container that asks for no GPU gets
 // env NVIDIA_VISIBLE_DEVICES=void unless it sets that variable itself, so an image built with
 // NVIDIA_VISIBLE_DEVICES=all cannot see the node's GPUs through the NVIDIA runtime. Checked: the
 // exact patch (a new env list, or an append to an existing one), which containers count as

@@ -1,4 +1,4 @@
-// mig-resources (SPEC section 4) beyond the basics in test_mutations.cpp: a whole GPU is added
+// mig-resources beyond the basics in test_mutations.cpp: a whole GPU is added
 // to the container's existing entry of the target profile (a zero-count one too), zero-count
 // whole GPUs are left alone, zero-count MIG entries are no MIG type, what cannot be converted
 // exactly stays and is reported, two full-GPU names end up in one entry, and in a single pool

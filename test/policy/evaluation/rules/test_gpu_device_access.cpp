@@ -5,7 +5,7 @@
 // the neighbours that must stay allowed; every device env var in every container kind, literal
 // or valueFrom; every envFrom prefix that can spell one; the hide-gpus `void` exception; and the
 // policy's own gpuHostPaths and deviceAnnotationPrefixes. The expected lists below are written
-// from SPEC section 3 and docs/design.md, not read from the implementation.
+// from the rule's required path list and docs/design.md, not read from the implementation.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -60,7 +60,7 @@ const policy::CompiledPolicy& defaults() {
   return p;
 }
 
-// SPEC section 3: each entry with everything under it.
+// The required list: each entry with everything under it.
 const std::vector<std::string> kSpecSubtrees = {
     "/dev/dri", "/dev/vfio", "/dev/char", "/var/run/nvidia-container-devices", "/var/lib/kubelet/device-plugins",
     "/var/lib/kubelet/plugins", "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/pod-resources", "/etc/cdi",

@@ -2,7 +2,7 @@
 // policy/views/host_path.cpp): in an adversarial pool, every spelling of an MPS pipe directory, of
 // anything under it and of every directory above it is denied; so is every CUDA_MPS_* env var and
 // every envFrom prefix that can spell one. The same pods in a cooperative pool are not reported.
-// The expected lists are written from SPEC section 3, not read from the implementation.
+// The expected lists are written from the rule's contract, not read from the implementation.
 #include <catch2/catch.hpp>
 
 #include <set>
