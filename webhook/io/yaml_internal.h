@@ -2,9 +2,11 @@
 //   yaml_json.cpp    parse_yaml_or_json (input checks, JSON detection, the JSON path), to_json_text
 //   yaml_reader.cpp  the YAML path: yaml-cpp events -> JSON trees with source marks
 //   yaml_writer.cpp  to_yaml
-//   yaml_scalar.cpp  YAML 1.2 core schema resolution of plain scalars
+//   yaml_scalar.cpp  YAML 1.2 core schema resolution of plain scalars, and tagged scalars as
+//                    kubectl reads them
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,17 @@ namespace gpu_admission::webhook::detail {
 // YAML 1.2 core schema resolution of a plain scalar: null, bool, integer, float, or the text
 // itself (also for numbers out of range, infinities and NaN, which JSON cannot hold).
 Json resolve_plain(const std::string& s);
+
+// A scalar with the tag yaml-cpp reports ("?" plain untagged, "!" quoted, else the resolved tag)
+// read as kubectl's reader (sigs.k8s.io/yaml, go-yaml v2) reads it: `!!binary` is base64-decoded
+// (it must decode to UTF-8 text); `!!int`, `!!float`, `!!bool` and `!!null` must hold a value of
+// that type (else an error, as kubectl refuses them); `!!str` and quoting keep the text; other
+// tags (`!!timestamp`, local `!tags`) keep the text as kubectl does.
+struct TaggedScalar {
+  Json value;
+  std::optional<std::string> error;
+};
+TaggedScalar resolve_tagged(const std::string& tag, const std::string& text);
 
 // Every document of a YAML stream (text already checked for invalid UTF-8 and control
 // characters). Errors are prefixed "invalid YAML: "; on error no documents are returned.

@@ -20,6 +20,8 @@ namespace {
 
 using policy::SourceMark;
 using detail::resolve_plain;
+using detail::resolve_tagged;
+using detail::TaggedScalar;
 
 SourceMark mark_of(const YAML::Mark& m) {
   if (m.line < 0) return {};
@@ -101,8 +103,9 @@ class JsonBuilder : public YAML::EventHandler {
     // Only the plain, untagged `<<` or one tagged !!merge is a merge key (go-yaml v2's isMerge);
     // yaml-cpp reports "?" for plain untagged scalars and "!" for quoted ones.
     const bool merge_key = text == "<<" && (tag == "?" || tag == "tag:yaml.org,2002:merge");
-    if (has_stray_byte(text)) value(mark, anchor, scalar(tag, utf8_escapes(text)), merge_key);
-    else value(mark, anchor, scalar(tag, text), merge_key);
+    TaggedScalar typed = resolve_tagged(tag, has_stray_byte(text) ? utf8_escapes(text) : text);
+    if (typed.error) fail(mark, *typed.error);
+    value(mark, anchor, std::move(typed.value), merge_key);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
@@ -173,14 +176,6 @@ class JsonBuilder : public YAML::EventHandler {
     size_t nodes = 1;
     KeyMarks key_marks;  // mappings: where each key's value starts, for merges
   };
-
-  static Json scalar(const std::string& tag, const std::string& text) {
-    if (tag == "!" || tag == "tag:yaml.org,2002:str" || tag == "!!str") return text;  // quoted or explicit string
-    if (tag == "?" || tag.empty() || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
-        tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null")
-      return resolve_plain(text);
-    return text;  // unknown tags: keep the text
-  }
 
   // yaml-cpp 0.7 turns the escapes \N and \_ into the single bytes 0x85 and 0xA0, not UTF-8. The
   // text was valid UTF-8 before, so a byte that cannot start a character comes from them.

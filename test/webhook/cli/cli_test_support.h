@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -70,5 +73,21 @@ inline CliRun run_cli(const std::vector<std::string>& args, const std::string& c
 inline std::string describe(const CliRun& r) {
   return "exit " + std::to_string(r.code) + "\n--- stdout ---\n" + r.out + "\n--- stderr ---\n" + r.err;
 }
+
+// A file (pod.yaml) in a fresh temporary folder, removed with it.
+struct TempFile {
+  std::filesystem::path dir, path;
+  explicit TempFile(const std::string& text) {
+    char name[] = "/tmp/gpa-cli-XXXXXX";
+    REQUIRE(mkdtemp(name) != nullptr);
+    dir = name;
+    path = dir / "pod.yaml";
+    std::ofstream(path) << text;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
 
 }  // namespace cli_test

@@ -19,24 +19,9 @@ namespace fs = std::filesystem;
 using cli_test::CliRun;
 using cli_test::describe;
 using cli_test::run_cli;
+using cli_test::TempFile;
 
 const std::string kPolicy = std::string(GPU_ADMISSION_SOURCE_DIR) + "/examples/policy.yaml";
-
-// A file in a fresh temporary folder, removed with it.
-struct TempFile {
-  fs::path dir, path;
-  explicit TempFile(const std::string& text) {
-    char name[] = "/tmp/gpa-merge-XXXXXX";
-    REQUIRE(mkdtemp(name) != nullptr);
-    dir = name;
-    path = dir / "pod.yaml";
-    std::ofstream(path) << text;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
 
 // A CPU pod in namespace `research`; `security` is the container's securityContext block (indented
 // by 8), `before` goes before the Pod's fields.
