@@ -1,6 +1,7 @@
-// The built-in table of ML workload kinds and their pod template paths: Kubeflow
-// training operator and MPI operator, JobSet, LeaderWorkerSet, KubeRay and Volcano. More kinds
-// come from the policy's spec.workloads (policy/config/policy_loader.cpp).
+// The built-in table of kinds judged by their pod template paths: the core PodTemplate, and the
+// ML workloads of the Kubeflow training operator and MPI operator, Kubeflow Trainer v2, JobSet,
+// LeaderWorkerSet, KubeRay and Volcano. More kinds come from the policy's spec.workloads
+// (policy/config/policy_loader.cpp).
 #include <utility>
 
 #include "policy/config/template_paths.h"
@@ -16,6 +17,7 @@ struct Row {
 
 std::vector<Row> rows() {
   return {
+      {"", "PodTemplate", {"template"}},
       {"kubeflow.org", "PyTorchJob", {"spec.pytorchReplicaSpecs.*.template"}},
       {"kubeflow.org", "TFJob", {"spec.tfReplicaSpecs.*.template"}},
       {"kubeflow.org", "XGBoostJob", {"spec.xgbReplicaSpecs.*.template"}},
@@ -27,10 +29,18 @@ std::vector<Row> rows() {
        {"spec.leaderWorkerTemplate.leaderTemplate", "spec.leaderWorkerTemplate.workerTemplate"}},
       {"ray.io", "RayCluster", {"spec.headGroupSpec.template", "spec.workerGroupSpecs[*].template"}},
       {"ray.io", "RayJob",
-       {"spec.rayClusterSpec.headGroupSpec.template", "spec.rayClusterSpec.workerGroupSpecs[*].template"}},
+       {"spec.rayClusterSpec.headGroupSpec.template", "spec.rayClusterSpec.workerGroupSpecs[*].template",
+        "spec.submitterPodTemplate"}},
       {"ray.io", "RayService",
        {"spec.rayClusterConfig.headGroupSpec.template", "spec.rayClusterConfig.workerGroupSpecs[*].template"}},
       {"batch.volcano.sh", "Job", {"spec.tasks[*].template"}},
+      // Kubeflow Trainer v2: a runtime's JobSet template; a TrainJob's pod overrides (v2.1
+      // podTemplateOverrides, each {targetJobs, metadata, spec}) and runtime patches (v2.2), judged
+      // for the fields they set.
+      {"trainer.kubeflow.org", "TrainingRuntime", {"spec.template.spec.replicatedJobs[*].template.spec.template"}},
+      {"trainer.kubeflow.org", "TrainJob",
+       {"spec.podTemplateOverrides[*]",
+        "spec.runtimePatches[*].trainingRuntimeSpec.template.spec.replicatedJobs[*].template.spec.template"}},
   };
 }
 

@@ -612,6 +612,7 @@ type webhookWant struct {
 var wantValidatingRules = []string{
 	"/v1/pods:CREATE", "/v1/pods:UPDATE", "/v1/pods/ephemeralcontainers:UPDATE",
 	"/v1/replicationcontrollers:CREATE", "/v1/replicationcontrollers:UPDATE",
+	"/v1/podtemplates:CREATE", "/v1/podtemplates:UPDATE",
 	"apps/v1/daemonsets:CREATE", "apps/v1/daemonsets:UPDATE",
 	"apps/v1/deployments:CREATE", "apps/v1/deployments:UPDATE",
 	"apps/v1/replicasets:CREATE", "apps/v1/replicasets:UPDATE",

@@ -1,7 +1,8 @@
-// Real shapes of the ML workload kinds judged by template paths, with field names as
-// the projects document them (Kubeflow training operator v1, MPI operator v2beta1, JobSet,
-// LeaderWorkerSet, KubeRay, Volcano), shared by the policy, admission and CLI tests. Each shape
-// lists the field paths of its templates in the order they are found; `ml_object` builds the
+// Real shapes of the kinds judged by template paths, with field names as the projects document
+// them (the core PodTemplate, Kubeflow training operator v1, MPI operator v2beta1, Kubeflow
+// Trainer v2, JobSet, LeaderWorkerSet, KubeRay, Volcano), shared by the policy, admission and CLI tests. Each shape
+// lists the field paths of its templates in the order they are found (Volcano's Job comes last: tests
+// take it with back()); `ml_object` builds the
 // object with a privileged container in exactly one template (or in none).
 #pragma once
 
@@ -19,6 +20,7 @@ struct MlShape {
   std::string kind;
   std::string spec;  // JSON of spec with "@T0@", "@T1@", ... where the templates go
   std::vector<std::string> templates;
+  std::string field = "spec";  // the top-level field `spec` is the JSON of
 };
 
 inline const std::vector<MlShape>& shapes() {
@@ -69,13 +71,29 @@ inline const std::vector<MlShape>& shapes() {
       {"ray.io/v1", "RayJob",
        R"({"entrypoint": "python train.py", "shutdownAfterJobFinishes": true, "rayClusterSpec": {
             "rayVersion": "2.9.0", "headGroupSpec": {"rayStartParams": {}, "template": "@T0@"},
-            "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "rayStartParams": {}, "template": "@T1@"}]}})",
-       {"spec.rayClusterSpec.headGroupSpec.template", "spec.rayClusterSpec.workerGroupSpecs[0].template"}},
+            "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "rayStartParams": {}, "template": "@T1@"}]},
+           "submissionMode": "K8sJobMode", "submitterPodTemplate": "@T2@"})",
+       {"spec.rayClusterSpec.headGroupSpec.template", "spec.rayClusterSpec.workerGroupSpecs[0].template",
+        "spec.submitterPodTemplate"}},
       {"ray.io/v1", "RayService",
        R"({"serveConfigV2": "applications: []", "rayClusterConfig": {
             "rayVersion": "2.9.0", "headGroupSpec": {"rayStartParams": {}, "template": "@T0@"},
             "workerGroupSpecs": [{"groupName": "gpu", "replicas": 1, "rayStartParams": {}, "template": "@T1@"}]}})",
        {"spec.rayClusterConfig.headGroupSpec.template", "spec.rayClusterConfig.workerGroupSpecs[0].template"}},
+      {"v1", "PodTemplate", R"("@T0@")", {"template"}, "template"},
+      {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime",
+       R"({"mlPolicy": {"numNodes": 2, "torch": {"numProcPerNode": "auto"}}, "template": {"spec": {
+            "replicatedJobs": [{"name": "dataset-initializer", "template": {"spec": {"template": "@T0@"}}},
+                               {"name": "node", "template": {"spec": {"template": "@T1@"}}}]}}})",
+       {"spec.template.spec.replicatedJobs[0].template.spec.template",
+        "spec.template.spec.replicatedJobs[1].template.spec.template"}},
+      {"trainer.kubeflow.org/v1alpha1", "TrainJob",
+       R"({"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2},
+           "podTemplateOverrides": ["@T0@"],
+           "runtimePatches": [{"manager": "trainer.kubeflow.org/kubeflow-sdk", "trainingRuntimeSpec": {"template": {
+             "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": "@T1@"}}}]}}}}]})",
+       {"spec.podTemplateOverrides[0]",
+        "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template"}},
       {"batch.volcano.sh/v1alpha1", "Job",
        R"({"schedulerName": "volcano", "minAvailable": 3, "plugins": {"ssh": [], "svc": []}, "tasks": [
             {"name": "ps", "replicas": 1, "template": "@T0@"},
@@ -105,7 +123,7 @@ inline Json ml_object(const MlShape& shape, size_t bad, const std::string& ns, c
   Json object = {{"apiVersion", shape.api_version},
                  {"kind", shape.kind},
                  {"metadata", {{"name", name}, {"namespace", ns}}}};
-  object["spec"] = Json::parse(spec);
+  object[shape.field] = Json::parse(spec);
   return object;
 }
 

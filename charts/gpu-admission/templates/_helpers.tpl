@@ -156,7 +156,7 @@ Renders nothing; included by the Deployment and the webhook configurations.
 {{- end }}
 {{- $timeout := int .Values.webhooks.timeoutSeconds }}
 {{- if or (lt $timeout 1) (gt $timeout 5) }}
-{{- fail (printf "webhooks.timeoutSeconds must be between 1 and 5 (SPEC 8), got %v: a slower webhook eats the API server's request budget" .Values.webhooks.timeoutSeconds) }}
+{{- fail (printf "webhooks.timeoutSeconds must be between 1 and 5, got %v: a slower webhook eats the API server's request budget" .Values.webhooks.timeoutSeconds) }}
 {{- end }}
 {{- if lt (int .Values.replicaCount) 2 }}
 {{- fail (printf "replicaCount must be at least 2, got %v: with one replica every reschedule leaves the cluster without a webhook" .Values.replicaCount) }}

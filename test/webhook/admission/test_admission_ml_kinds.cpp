@@ -36,13 +36,14 @@ const policy::CompiledPolicy& ml_policy() {
 json review(const json& object, const std::string& operation = "CREATE", const json* old_object = nullptr) {
   const std::string api_version = object["apiVersion"];
   const size_t slash = api_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  const std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
   json r = {{"apiVersion", "admission.k8s.io/v1"},
             {"kind", "AdmissionReview"},
             {"request",
              {{"uid", "u-ml"},
-              {"kind", {{"group", api_version.substr(0, slash)}, {"version", api_version.substr(slash + 1)},
-                        {"kind", object["kind"]}}},
-              {"resource", {{"group", api_version.substr(0, slash)}, {"version", "v1"}, {"resource", "things"}}},
+              {"kind", {{"group", group}, {"version", version}, {"kind", object["kind"]}}},
+              {"resource", {{"group", group}, {"version", version}, {"resource", "things"}}},
               {"namespace", "team-alpha"},
               {"operation", operation},
               {"userInfo", {{"username", "alice"}}},
