@@ -24,12 +24,17 @@ inline constexpr std::string_view kVisibleDevicesVoid = "void";
 // decoder knows an entry of exactly these bytes without reading it.
 inline constexpr std::string_view kHiddenGpusEnvEntry = R"({"name":"NVIDIA_VISIBLE_DEVICES","value":"void"})";
 
-// The env var names rules and mutations read: the device-injecting names the NVIDIA container
-// runtime obeys (gpu-device-access; hide-gpus writes the first) and the CUDA_MPS_ prefix
-// (mps-adversarial). The pod decoder reads an env list only when its JSON text could name one of
-// them (policy/decoding/env_names.h): a rule that reads another env name adds it here.
-inline constexpr std::array<std::string_view, 4> kDeviceEnvVars = {kVisibleDevicesEnv, "NVIDIA_MIG_CONFIG_DEVICES",
-                                                                   "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS"};
+// The env var names rules and mutations read: the names gpu-device-access denies (hide-gpus
+// writes the first): the NVIDIA container runtime hands out GPUs, MIG control, IMEX channels,
+// InfiniBand (MOFED), NVSwitch, GPUDirect Storage and GDRCopy devices by them, and
+// CUDA_DISABLE_CONTROL turns off HAMi's in-container limits; and the CUDA_MPS_ prefix
+// (mps-adversarial). The pod decoder reads an env entry only when its JSON text could name one of
+// them (policy/decoding/env_names.h), so each must hold "A_": a rule that reads another env name
+// adds it here (the policy's own spec.gpuEnvVars reach the decoder through the decode call).
+inline constexpr std::array<std::string_view, 9> kDeviceEnvVars = {
+    kVisibleDevicesEnv, "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS",
+    "NVIDIA_MOFED",     "NVIDIA_NVSWITCH",           "NVIDIA_GDS",                 "NVIDIA_GDRCOPY",
+    "CUDA_DISABLE_CONTROL"};
 inline constexpr std::string_view kMpsEnvPrefix = "CUDA_MPS_";
 
 }  // namespace gpu_admission::policy

@@ -104,6 +104,9 @@ class CompiledPolicy {
 
   // gpu-device-access: the built-in host path table plus spec.gpuHostPaths (policy/views/host_path.h).
   const HostPathTable& gpu_host_paths() const { return gpu_host_paths_; }
+  // Env names denied besides the built-in ones (spec.gpuEnvVars): every decode of a pod this
+  // policy judges takes them (policy/decoding/pod_decoder.h), so that env entries naming them are read.
+  const std::vector<std::string>& gpu_env_vars() const { return config_.gpu_env_vars; }
   // Pod annotation prefixes that inject devices (spec.deviceAnnotationPrefixes).
   const std::vector<std::string>& device_annotation_prefixes() const { return config_.device_annotation_prefixes; }
 

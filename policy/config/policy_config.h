@@ -70,7 +70,9 @@ struct PolicyConfig {
   std::vector<std::string> device_classes_full = {"gpu.nvidia.com", "vfio.gpu.nvidia.com"};  // DRA
   std::vector<std::string> device_classes_mig = {"mig.nvidia.com"};
   std::vector<std::string> gpu_host_paths;                           // added to the built-in list
-  std::vector<std::string> device_annotation_prefixes = {"cdi.k8s.io/"};
+  std::vector<std::string> device_annotation_prefixes = {"cdi.k8s.io/",       "nvidia.cdi.k8s.io/",
+                                                         "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
+                                                         "devices.nri.io/",   "cdi-devices.nri.io/"};
   std::optional<int64_t> default_max_gpus_per_pod;
   UnmappedGpuPods unmapped_gpu_pods = UnmappedGpuPods::Deny;
   std::vector<TaintConfig> gpu_taints;
@@ -79,6 +81,7 @@ struct PolicyConfig {
   std::vector<PoolConfig> pools;
   std::vector<TenantConfig> tenants;
   std::vector<WorkloadConfig> workloads;
+  std::vector<std::string> gpu_env_vars;  // spec.gpuEnvVars: added to the built-in env names
 };
 
 }  // namespace gpu_admission::policy

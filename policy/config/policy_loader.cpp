@@ -19,7 +19,7 @@ using FieldNames = std::span<const std::string_view>;
 constexpr std::string_view kDocumentFields[] = {"apiVersion", "kind", "metadata", "spec"};
 // Kubernetes-style metadata: only the name is used; labels and annotations are allowed.
 constexpr std::string_view kMetadataFields[] = {"name", "labels", "annotations", "namespace"};
-constexpr std::string_view kSpecFields[] = {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths",
+constexpr std::string_view kSpecFields[] = {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths", "gpuEnvVars",
                                             "deviceAnnotationPrefixes", "defaults", "rules", "mutations",
                                             "pools", "tenants", "workloads"};
 constexpr std::string_view kExemptionFields[] = {"namespaces", "usernames"};
@@ -383,6 +383,25 @@ void read_gpu_host_paths(Reader& r, const json& spec, PolicyConfig& config) {
   }
 }
 
+// spec.gpuEnvVars: env names gpu-device-access denies besides the built-in ones. A name is what
+// the API server accepts as one: printable ASCII other than '='. A name listed twice, or one that
+// is built in, is denied all the same: accepted.
+void read_gpu_env_vars(Reader& r, const json& spec, PolicyConfig& config) {
+  if (!spec.contains("gpuEnvVars")) return;
+  const json& list = spec["gpuEnvVars"];
+  r.read_string_list(list, "spec.gpuEnvVars", config.gpu_env_vars);
+  if (!list.is_array()) return;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) continue;
+    for (const char ch : list[i].get_ref<const std::string&>()) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c <= 0x7e && c != '=') continue;
+      r.error(index_path("spec.gpuEnvVars", i), "must be an env var name: printable ASCII characters other than '='");
+      break;
+    }
+  }
+}
+
 void read_device_annotation_prefixes(Reader& r, const json& spec, PolicyConfig& config) {
   if (!spec.contains("deviceAnnotationPrefixes")) return;
   r.read_string_list(spec["deviceAnnotationPrefixes"], "spec.deviceAnnotationPrefixes", config.device_annotation_prefixes);
@@ -460,6 +479,7 @@ void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   read_gpu_resources(r, spec, config);
   read_device_classes(r, spec, config);
   read_gpu_host_paths(r, spec, config);
+  read_gpu_env_vars(r, spec, config);
   read_device_annotation_prefixes(r, spec, config);
   read_defaults(r, spec, config);
   read_rules(r, spec, config);
@@ -589,6 +609,7 @@ json policy_config_to_json(const PolicyConfig& c) {
         {"gpuResources", {{"full", c.gpu_full}, {"migPrefix", c.mig_prefix}, {"shared", c.gpu_shared}}},
         {"deviceClasses", {{"full", c.device_classes_full}, {"mig", c.device_classes_mig}}},
         {"gpuHostPaths", c.gpu_host_paths},
+        {"gpuEnvVars", c.gpu_env_vars},
         {"deviceAnnotationPrefixes", c.device_annotation_prefixes},
         {"defaults", defaults},
         {"rules", rules},

@@ -1,7 +1,9 @@
 // The pod decoder's container step: one container (name, restartPolicy, securityContext, env,
-// envFrom, resources with their quantities and claims) read into a ContainerView. A container's
-// env is read here: an entry only when policy/decoding/env_names.h says its bytes could name a
-// variable a rule reads.
+// envFrom, volumeMounts, resources with their quantities and claims) read into a ContainerView. A
+// container's env is read here: an entry only when policy/decoding/env_names.h says its bytes
+// could name a variable a rule reads (a built-in name, or one of PodView::policy_env_vars).
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,10 +16,12 @@ namespace {
 
 using json::keys;
 
-constexpr auto kContainerKeys = keys("name", "restartPolicy", "securityContext", "env", "envFrom", "resources");
+constexpr auto kContainerKeys =
+    keys("name", "restartPolicy", "securityContext", "env", "envFrom", "resources", "volumeMounts");
 constexpr auto kSecurityContextKeys = keys("privileged");
 constexpr auto kEnvKeys = keys("name", "value", "valueFrom");
 constexpr auto kEnvFromKeys = keys("prefix");
+constexpr auto kVolumeMountKeys = keys("name", "mountPath");
 constexpr auto kResourcesKeys = keys("requests", "limits", "claims");
 constexpr auto kClaimRefKeys = keys("name", "request");
 
@@ -32,8 +36,9 @@ bool security_context(json::Reader& r, od::value& v, ContainerView& c, const Loc
 // refuses it) is read as no value: it is never the one value, "void", that a rule accepts.
 // Only entries whose text could name a variable a rule reads (policy/decoding/env_names.h) are read: a
 // first pass skips each entry and searches its text; a second, only when one was found, reads
-// those entries. hide-gpus' own entry is known by its bytes (kHiddenGpusEnvEntry).
-bool env(json::Reader& r, od::value& v, ContainerView& c, const Loc& at) {
+// those entries. hide-gpus' own entry is known by its bytes (kHiddenGpusEnvEntry). `extra`: the
+// policy's own names (PodView::policy_env_vars).
+bool env(json::Reader& r, od::value& v, ContainerView& c, std::span<const std::string> extra, const Loc& at) {
   od::array list;
   if (!r.as_array(v, list, at)) return false;
   const size_t first = c.env.size();
@@ -44,7 +49,7 @@ bool env(json::Reader& r, od::value& v, ContainerView& c, const Loc& at) {
     if (!r.as_object(item, var, item_at)) return false;
     if (auto code = var.raw_json().get(text)) return r.fail(item_at, code);
     c.env_size = i + 1;
-    if (!env_may_name_read(text)) return true;
+    if (!env_may_name_read(text, extra)) return true;
     EnvVar& entry = c.env.emplace_back();
     entry.index = i;
     if (text == kHiddenGpusEnvEntry) {  // hide-gpus' own entry, in most containers without GPUs
@@ -79,6 +84,17 @@ bool env_from(json::Reader& r, od::value& v, ContainerView& c, const Loc& at) {
     entry.index = i;
     return r.fields(source, kEnvFromKeys, item_at, [&](int, od::value& value, const Loc& value_at) {
       return r.as_string(value, entry.prefix, value_at);
+    });
+  });
+}
+
+// volumeMounts: every entry's volume name and mountPath (gpu-device-access judges where a mount lands).
+bool volume_mounts(json::Reader& r, od::value& v, ContainerView& c, const Loc& at) {
+  return r.each_object(v, at, [&](od::object mount, const Loc& item_at, uint32_t i) {
+    VolumeMount& entry = c.volume_mounts.emplace_back();
+    entry.index = i;
+    return r.fields(mount, kVolumeMountKeys, item_at, [&](int key, od::value& value, const Loc& value_at) {
+      return r.as_string(value, key == 0 ? entry.name : entry.mount_path, value_at);
     });
   });
 }
@@ -155,9 +171,10 @@ bool decode_container(json::Reader& r, PodView& pod, od::value& v, ContainerKind
         return true;
       }
       case 2: return security_context(r, value, c, value_at);
-      case 3: c.has_env = true; return env(r, value, c, value_at);
+      case 3: c.has_env = true; return env(r, value, c, pod.policy_env_vars, value_at);
       case 4: return env_from(r, value, c, value_at);
-      default: return resources(r, value, c, value_at);
+      case 5: return resources(r, value, c, value_at);
+      default: return volume_mounts(r, value, c, value_at);
     }
   });
 }

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 
 #ifdef __AVX2__
@@ -17,7 +19,8 @@ bool env_sign_at(std::string_view json, size_t at);
 
 // True when `json`, the JSON text of env entries, could hold an entry named one of kDeviceEnvVars
 // or beginning with kMpsEnvPrefix (policy/base/tenant_labels.h): it contains one of those names, or a
-// backslash (an escape such as \u004e could spell one). False means no entry can: a name in the
+// backslash (an escape such as \u004e could spell one); each name holds "A_", which the scan
+// looks for. False means no entry can: a name in the
 // decoded object is these bytes, as sent. `json` must be followed by SIMDJSON_PADDING readable
 // bytes (it lies inside a document simdjson iterates). Inline: it runs once per env entry.
 inline bool env_may_name_read(std::string_view json) {
@@ -41,6 +44,17 @@ inline bool env_may_name_read(std::string_view json) {
     if ((p[i] == '\\' || p[i] == 'A') && env_sign_at(json, i)) return true;
   return false;
 #endif
+}
+
+// The same for a policy that adds names of its own (spec.gpuEnvVars, `extra`): also true when
+// `json` contains one of them. A name written without an escape is its own bytes in JSON text;
+// any escape (one JSON requires for '"' or '\\', or an optional one) is a backslash, which the
+// first test finds. With no extra names it costs what the first test costs.
+inline bool env_may_name_read(std::string_view json, std::span<const std::string> extra) {
+  if (env_may_name_read(json)) return true;
+  for (const std::string& name : extra)
+    if (json.find(name) != std::string_view::npos) return true;
+  return false;
 }
 
 }  // namespace gpu_admission::policy

@@ -208,18 +208,21 @@ std::optional<WorkloadKind> workload_kind_from(std::string_view kind) {
 }
 
 std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, WorkloadKind kind, PodView& pod,
-                                           PodDocument& document) {
+                                           PodDocument& document, std::span<const std::string> policy_env_vars) {
   pod.clear();
   pod.workload = kind;
+  pod.policy_env_vars = policy_env_vars;
   od::document doc;
   if (auto code = json::iterate(document.parser, json, padded, document.copy).get(doc))
     return invalid_json(code);
   return decode_object(doc, kind, pod);
 }
 
-std::optional<DecodeError> decode_pod_value(simdjson::ondemand::value& value, WorkloadKind kind, PodView& pod) {
+std::optional<DecodeError> decode_pod_value(simdjson::ondemand::value& value, WorkloadKind kind, PodView& pod,
+                                            std::span<const std::string> policy_env_vars) {
   pod.clear();
   pod.workload = kind;
+  pod.policy_env_vars = policy_env_vars;
   if (json::Reader::first_char(value) != '{') return not_an_object();
   od::object object;
   if (auto code = value.get_object().get(object)) return invalid_json(code);
@@ -240,7 +243,8 @@ std::optional<DecodeError> open_object(std::string_view json, bool padded, PodDo
 
 }  // namespace
 
-std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, PodView& pod, PodDocument& document) {
+std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, PodView& pod, PodDocument& document,
+                                           std::span<const std::string> policy_env_vars) {
   // The kind first (it says where the pod is), then the object from the start.
   od::document doc;
   od::object object;
@@ -261,6 +265,7 @@ std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, P
   if (!kind) return DecodeError{"kind", "\"" + kind_text + "\" is not a Pod or a workload with a pod template"};
   pod.clear();
   pod.workload = *kind;
+  pod.policy_env_vars = policy_env_vars;
   doc.rewind();
   return decode_object(doc, *kind, pod);
 }
@@ -288,8 +293,10 @@ std::optional<DecodeError> decode_identity(std::string_view json, bool padded, O
 
 std::optional<DecodeError> decode_pod_template(const ObjectIdentity& identity, std::string_view template_json,
                                                bool padded, std::string_view field_prefix, std::string_view pointer,
-                                               PodView& pod, PodDocument& document) {
+                                               PodView& pod, PodDocument& document,
+                                               std::span<const std::string> policy_env_vars) {
   pod.clear();
+  pod.policy_env_vars = policy_env_vars;
   pod.custom_template = true;
   pod.template_prefix = field_prefix;
   pod.template_pointer = pointer;

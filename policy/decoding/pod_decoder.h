@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -50,13 +51,18 @@ std::optional<DecodeError> find_duplicate_keys(simdjson::dom::element root);
 // followed by simdjson::SIMDJSON_PADDING readable bytes (else it is copied into document.copy).
 // Views in `pod` point into `json` (when padded) and `document`: keep both alive, and the
 // document unused by another decode, meanwhile.
+// `policy_env_vars`: the judging policy's own env names (CompiledPolicy::gpu_env_vars(), the
+// policy's spec.gpuEnvVars), read from env as the built-in names are; kept as a view in
+// PodView::policy_env_vars, so the policy must outlive `pod`. Every decode call below takes them.
 std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, WorkloadKind kind, PodView& pod,
-                                           PodDocument& document);
+                                           PodDocument& document, std::span<const std::string> policy_env_vars = {});
 // The same for an object inside a document being read On-Demand (the AdmissionReview's
 // request.object, decoded in the envelope's pass); views point into that document.
-std::optional<DecodeError> decode_pod_value(simdjson::ondemand::value& value, WorkloadKind kind, PodView& pod);
+std::optional<DecodeError> decode_pod_value(simdjson::ondemand::value& value, WorkloadKind kind, PodView& pod,
+                                            std::span<const std::string> policy_env_vars = {});
 // The same with the kind read from the object's "kind" (a Pod or a built-in workload kind).
-std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, PodView& pod, PodDocument& document);
+std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, PodView& pod, PodDocument& document,
+                                           std::span<const std::string> policy_env_vars = {});
 
 // apiVersion and metadata name, generateName and namespace of the object in `json`.
 std::optional<DecodeError> decode_identity(std::string_view json, bool padded, ObjectIdentity& out,
@@ -68,6 +74,7 @@ std::optional<DecodeError> decode_identity(std::string_view json, bool padded, O
 // must outlive it.
 std::optional<DecodeError> decode_pod_template(const ObjectIdentity& identity, std::string_view template_json,
                                                bool padded, std::string_view field_prefix, std::string_view pointer,
-                                               PodView& pod, PodDocument& document);
+                                               PodView& pod, PodDocument& document,
+                                               std::span<const std::string> policy_env_vars = {});
 
 }  // namespace gpu_admission::policy

@@ -39,6 +39,7 @@ void PodView::clear() {
   custom_template = false;
   template_prefix = template_pointer = {};
   api_version = name = generate_name = namespace_name = {};
+  policy_env_vars = {};
   has_metadata = has_labels = has_annotations = has_spec = has_node_selector = false;
   labels.clear();
   annotations.clear();
@@ -54,6 +55,7 @@ void PodView::clear() {
     c.env_size = 0;
     c.env.clear();
     c.env_from.clear();
+    c.volume_mounts.clear();
     c.requests.clear();
     c.limits.clear();
     recycled_containers_.push_back(std::move(c));

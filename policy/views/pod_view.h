@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -59,6 +61,13 @@ struct EnvFromSource {
   std::string_view prefix;
 };
 
+// One entry of a container's volumeMounts: where a volume of the pod appears in the container.
+struct VolumeMount {
+  uint32_t index = 0;  // position in volumeMounts
+  std::string_view name;
+  std::string_view mount_path;
+};
+
 // One entry of a container's resources.claims: the pod's claim by name, optionally one request.
 struct ContainerClaimRef {
   std::string_view name;     // a spec.resourceClaims[].name of the pod
@@ -83,10 +92,11 @@ struct ContainerView {
   bool has_env = false;      // the env list exists (patches append to it)
   uint32_t env_size = 0;     // entries in the env list
   // The entries of the env list whose text could name a variable a rule reads (kDeviceEnvVars,
-  // kMpsEnvPrefix in policy/base/tenant_labels.h; the scan: policy/decoding/env_names.h), in list order; no
-  // other entry can matter to a rule.
+  // kMpsEnvPrefix in policy/base/tenant_labels.h, and PodView::policy_env_vars; the scan:
+  // policy/decoding/env_names.h), in list order; no other entry can matter to a rule.
   std::vector<EnvVar> env;
   std::vector<EnvFromSource> env_from;
+  std::vector<VolumeMount> volume_mounts;
   bool has_resources = false;
   bool has_requests = false;
   bool has_limits = false;
@@ -138,6 +148,11 @@ struct PodView {
   bool has_spec = false;
   bool has_node_selector = false;
   StringViewPairs labels;
+  // The policy's own env names (spec.gpuEnvVars) this view was decoded for: its containers' env
+  // holds every entry that could name one of them, besides the built-in names (ContainerView::env).
+  // A view into the compiled policy, set by the decode call; gpu-device-access refuses to judge a
+  // pod decoded without its policy's names.
+  std::span<const std::string> policy_env_vars;
   // Every annotation's key. The values of the annotations gpu-admission reads (decoded_annotation
   // in tenant_labels.h) are decoded; the others hold their JSON text undecoded (escapes as sent),
   // since no rule reads them (a kubectl last-applied-configuration is kilobytes of escapes).

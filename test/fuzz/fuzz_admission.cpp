@@ -1,10 +1,12 @@
 // Fuzz target: arbitrary bytes as an AdmissionReview body to /validate and /mutate. Nothing may
 // crash; every answer is either an HTTP error or a JSON AdmissionReview; for a body that is JSON,
 // a patch must apply to the request's object (checked with nlohmann::json::patch) and be idempotent.
-// The env scan (policy/decoding/env_names.h) must agree, on the whole body, with its definition.
+// The env scan (policy/decoding/env_names.h) must agree, on the whole body, with its definition,
+// with and without a policy's own names (spec.gpuEnvVars).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +39,16 @@ bool names_env_read(std::string_view text) {
   return false;
 }
 
+// A policy's own names: one without the "A_" of the built-in names, one short enough to occur.
+const std::vector<std::string> kPolicyNames = {"SITE_GPU_DEVICES", "HX"};
+
+bool names_env_read_with_policy(std::string_view text) {
+  if (names_env_read(text)) return true;
+  for (const auto& name : kPolicyNames)
+    if (text.find(name) != std::string_view::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -47,6 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     padded.append(64, 'S');  // the padding spells the end of NVIDIA_VISIBLE_DEVICES: never counted
     if (policy::env_may_name_read(std::string_view(padded.data(), size)) != names_env_read(body))
       fail("env scan disagrees with its definition");
+    if (policy::env_may_name_read(std::string_view(padded.data(), size), kPolicyNames) !=
+        names_env_read_with_policy(body))
+      fail("env scan with a policy's names disagrees with its definition");
   }
   for (auto endpoint : {webhook::Endpoint::Validate, webhook::Endpoint::Mutate}) {
     webhook::HttpReply reply = service.handle(endpoint, body);

@@ -10,6 +10,9 @@ import copy
 import random
 
 POOL_KEY = "gpu.example.com/pool"
+# The relaxed policy's spec.gpuEnvVars (without the "A_" of the built-in names); other policies
+# leave them alone.
+POLICY_ENV = ["SITE_GPU_DEVICES", "HAMI_OFF"]
 
 # The fixed policy: three tenants, four pools, in the policy file's shapes.
 MAIN_POLICY = {
@@ -20,7 +23,6 @@ MAIN_POLICY = {
         "exemptions": {"namespaces": ["kube-system", "gpu-operator", "infra-*"], "usernames": []},
         "gpuResources": {"full": ["nvidia.com/gpu"], "migPrefix": "nvidia.com/mig-",
                          "shared": ["nvidia.com/gpu.shared"]},
-        "deviceAnnotationPrefixes": ["cdi.k8s.io/"],
         "defaults": {
             "maxGpusPerPod": 2,
             "unmappedGpuPods": "deny",
@@ -65,8 +67,8 @@ MAIN_POLICY = {
 
 def relaxed_policy():
     """Mutations partly off, some rules warn/audit/off, unmapped GPU pods allowed, no default cap,
-    an adversarial MPS pool, a tenant with pools but no defaultPool, extra host paths and
-    annotation prefixes."""
+    an adversarial MPS pool, a tenant with pools but no defaultPool, extra host paths, env names
+    and annotation prefixes (replacing the default list)."""
     p = copy.deepcopy(MAIN_POLICY)
     s = p["spec"]
     p["metadata"]["name"] = "refmodel-relaxed"
@@ -80,6 +82,7 @@ def relaxed_policy():
                       "hide-gpus": False}
     s["gpuHostPaths"] = ["/opt/gpu-tools", "/home/kubernetes/bin/nvidia"]
     s["deviceAnnotationPrefixes"] = ["cdi.k8s.io/", "devices.example.com/"]
+    s["gpuEnvVars"] = POLICY_ENV
     a30 = s["pools"][3]
     a30.pop("mig")
     a30["sharing"] = "mps"
@@ -143,13 +146,24 @@ HOST_PATHS = [
     "/opt/gpu-toolsx", "/tmp/nvidia-mpsx", "/var/lib/kubelet/plugins_registryx",
 ]
 DEVICE_ENV = ["NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
-              "NVIDIA_IMEX_CHANNELS"]
+              "NVIDIA_IMEX_CHANNELS", "NVIDIA_MOFED", "NVIDIA_NVSWITCH", "NVIDIA_GDS", "NVIDIA_GDRCOPY",
+              "CUDA_DISABLE_CONTROL"]
 HARMLESS_ENV = ["PATH", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE",
                 "NVIDIA_VISIBLE_DEVICES_X", "nvidia_visible_devices", "CUDA_MPS", "CUDA_MPSX",
-                "MY_CUDA_MPS_PIPE"]
+                "MY_CUDA_MPS_PIPE", "NVIDIA_GDS_VERSION", "CUDA_DISABLE", "MY_NVIDIA_MOFED",
+                "SITE_GPU_DEVICES_X", "HAMI_OF"]
 ENVFROM_PREFIXES = [None, "", "APP_", "N", "NV", "NVIDIA_", "NVIDIA_VISIBLE_", "NVIDIA_VISIBLE_DEVICES",
                     "NVIDIA_IMEX_CHANNEL", "NVIDIA_MIG_", "NVIDIA_IMEX_CHANNELS", "C", "CUDA_",
-                    "CUDA_MPS", "CUDA_MPS_", "CUDA_MPS_PIPE_", "CUDA_X", "nvidia_"]
+                    "CUDA_MPS", "CUDA_MPS_", "CUDA_MPS_PIPE_", "CUDA_X", "nvidia_", "NVIDIA_GD",
+                    "NVIDIA_GDS", "CUDA_DISABLE_CONTROL", "CUDA_D", "SITE_", "SITE_GPU_DEVICES", "H"]
+# Container mount paths: the toolkit's device list in several spellings, and neighbours.
+MOUNT_PATHS = ["/var/run/nvidia-container-devices/all", "/run/nvidia-container-devices",
+               "/var/run/nvidia-container-devices", "/var/lib/../run//./nvidia-container-devices/GPU-0/",
+               "/var/run/nvidia-container-devicesall", "/var/run/nvidia-container-devices/cdi/nvidia.com/gpu=all",
+               "var/run/nvidia-container-devices/imex/0",
+               "/var/run/nvidia-container-device", "/var/run/nvidia-container-devices/..",
+               "/var/run/nvidia-container-devices/../secrets", "/data/nvidia-container-devices/all",
+               "/var/run/secrets/kubernetes.io/serviceaccount", "/var/run", "/data", "/dev/shm"]
 
 
 def _w(rng, items, weights=None):
@@ -159,6 +173,10 @@ def _w(rng, items, weights=None):
 class Gen:
     def __init__(self, seed):
         self.rng = random.Random(seed)
+        # Draws for classes added later (device list mounts, the policy's env names, NRI
+        # annotations) come from their own stream: the main stream, and so every object it drew
+        # before, stays as it was (one random() per choice, whatever the list's length).
+        self.later = random.Random(seed + 7919)
         self.n = 0
 
     # --- resources -----------------------------------------------------------------------------
@@ -226,6 +244,13 @@ class Gen:
         elif roll < 0.32:
             out.append({"name": _w(r, ["CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
                                        "CUDA_MPS_"]), "value": "/tmp/nvidia-mps"})
+        elif roll < 0.35:
+            e = {"name": _w(self.later, POLICY_ENV)}
+            if self.later.random() < 0.5:
+                e["value"] = "all"
+            else:
+                e["valueFrom"] = {"secretKeyRef": {"name": "s", "key": "k"}}
+            out.append(e)
         if r.random() < 0.03:
             # a duplicate after void
             out.append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"})
@@ -260,6 +285,9 @@ class Gen:
         ef = self.env_from()
         if ef:
             c["envFrom"] = ef
+        if self.later.random() < 0.1:
+            c["volumeMounts"] = [{"name": "scratch", "mountPath": _w(self.later, MOUNT_PATHS)}
+                                 for _ in range(_w(self.later, [1, 2], [3, 1]))]
         roll = r.random()
         if roll < 0.04:
             c["securityContext"] = {"privileged": True}
@@ -422,6 +450,13 @@ class Gen:
             out[_w(r, ["cdi.k8s.io/gpu", "cdi.k8s.io/x", "devices.example.com/gpu"])] = "nvidia.com/gpu=all"
         elif roll < 0.08:
             out[_w(r, ["CDI.k8s.io/gpu", "cdi.k8s.io", "example.com/cdi.k8s.io/x"])] = "x"
+        elif roll < 0.12:
+            # the default list's other prefixes and bare keys, and near misses
+            out[_w(self.later, ["nvidia.cdi.k8s.io/container.main", "nvidia.cdi.k8s.io/pod", "nvidia.cdi.k8s.io",
+                       "devices.noderesource.dev/container.main", "cdi-devices.noderesource.dev/pod",
+                       "devices.nri.io/pod", "cdi-devices.nri.io/container.main", "devices.example.com",
+                       "nvidia.cdi.k8s.io.example/x", "nvidia.cdi.k8s.iox", "noderesource.dev/devices",
+                       "devices.example.comx/y"])] = "nvidia.com/gpu=all"
         if r.random() < 0.12:
             out["gpu-admission.io/mig-profile"] = _w(
                 r, ["2g.20gb", "3g.40gb", "1g.10gb+me", "1g.10gb.me", "1g.5gb", "3g.20gb", "1g.6gb",

@@ -169,6 +169,10 @@ def env_names(c):
 # ---------------------------------------------------------------------------------------------
 # The policy, with the defaults the spec and design give.
 
+# SPEC 1: the default deviceAnnotationPrefixes.
+DEFAULT_ANNOTATION_PREFIXES = ["cdi.k8s.io/", "nvidia.cdi.k8s.io/", "devices.noderesource.dev/",
+                               "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/"]
+
 class Policy:
     def __init__(self, doc):
         self.doc = doc
@@ -180,7 +184,8 @@ class Policy:
         self.mig_prefix = res.get("migPrefix", "nvidia.com/mig-")
         self.shared = list(res.get("shared", ["nvidia.com/gpu.shared"]))
         self.extra_host_paths = [normalize_path(p) for p in spec.get("gpuHostPaths") or []]
-        self.annotation_prefixes = list(spec.get("deviceAnnotationPrefixes", ["cdi.k8s.io/"]))
+        self.annotation_prefixes = list(spec.get("deviceAnnotationPrefixes", DEFAULT_ANNOTATION_PREFIXES))
+        self.device_env = DEVICE_ENV + tuple(spec.get("gpuEnvVars") or [])
         d = spec.get("defaults") or {}
         self.default_cap = d.get("maxGpusPerPod")
         self.unmapped_allow = d.get("unmappedGpuPods", "deny") == "allow"
@@ -575,7 +580,17 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
 # Validation, of a pod as it is.
 
 DEVICE_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
-              "NVIDIA_IMEX_CHANNELS")
+              "NVIDIA_IMEX_CHANNELS", "NVIDIA_MOFED", "NVIDIA_NVSWITCH", "NVIDIA_GDS", "NVIDIA_GDRCOPY",
+              "CUDA_DISABLE_CONTROL")
+
+# SPEC 3: where the NVIDIA toolkit reads volume mounts as a device list. docs/design.md: the toolkit
+# compares with a plain string prefix, so the rule matches the normalized path as a name prefix.
+DEVICE_LIST_MOUNT_ROOT = "/run/nvidia-container-devices"
+
+
+def annotation_is_device(key, prefix):
+    """SPEC 3: a key under the prefix, or equal to it without its trailing '/'."""
+    return key.startswith(prefix) or (len(prefix) > 1 and prefix.endswith("/") and key == prefix[:-1])
 
 
 def prefix_can_form(prefix, name):
@@ -616,7 +631,7 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     for kind, i, c in all_containers(spec):
         asks = kind != "ephemeralContainers" and container_asks_for_gpu(policy, c)
         for e in c.get("env") or []:
-            if e.get("name") not in DEVICE_ENV:
+            if e.get("name") not in policy.device_env:
                 continue
             hide = (e.get("name") == "NVIDIA_VISIBLE_DEVICES" and "valueFrom" not in e
                     and e.get("value") == "void" and not asks)
@@ -624,14 +639,17 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
                 res.add("gpu-device-access", f"{kind}[{i}] env {e.get('name')}")
         for j, ef in enumerate(c.get("envFrom") or []):
             p = ef.get("prefix") or ""
-            if any(prefix_can_form(p, n) for n in DEVICE_ENV):
+            if any(prefix_can_form(p, n) for n in policy.device_env):
                 res.add("gpu-device-access", f"{kind}[{i}].envFrom[{j}].prefix {p}")
+        for j, m in enumerate(c.get("volumeMounts") or []):
+            if normalize_path(m.get("mountPath") or "").startswith(DEVICE_LIST_MOUNT_ROOT):
+                res.add("gpu-device-access", f"{kind}[{i}].volumeMounts[{j}] {m.get('mountPath')}")
     for v in spec.get("volumes") or []:
         hp = v.get("hostPath")
         if hp and host_path_hits(hp.get("path") or "", GPU_HOST_PATHS, policy.extra_host_paths):
             res.add("gpu-device-access", f"hostPath {hp.get('path')}")
     for k in annotations:
-        if any(k.startswith(p) for p in policy.annotation_prefixes):
+        if any(annotation_is_device(k, p) for p in policy.annotation_prefixes):
             res.add("gpu-device-access", f"annotation {k}")
 
     # gpu-cap

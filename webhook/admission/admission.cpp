@@ -101,11 +101,12 @@ HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body, boo
 }
 
 HttpReply AdmissionService::serve(Exchange& x) const {
-  if (auto refused = read(x)) return std::move(*refused);
+  // The policy first: the envelope's pass decodes the object for it (its spec.gpuEnvVars).
+  const policy::PolicyPtr& policy = policies_.snapshot();
+  if (auto refused = read(x, policy.get())) return std::move(*refused);
   x.response.uid = x.request.uid;
 
   // Decide.
-  const policy::PolicyPtr& policy = policies_.snapshot();
   const ReviewTarget target = target_of(x.request, policy.get());
   Plan plan = plan_for(x.endpoint, x.request, target);
   if (plan == Plan::Allow) return reply_with(x, "allowed");
@@ -160,11 +161,13 @@ std::optional<ObjectError> AdmissionService::decide(const policy::CompiledPolicy
 }
 
 // Read: parse the body, refuse ambiguous JSON, decode the envelope. A reply when refused.
-std::optional<HttpReply> AdmissionService::read(Exchange& x) const {
+std::optional<HttpReply> AdmissionService::read(Exchange& x, const policy::CompiledPolicy* policy) const {
   Scratch& s = scratch();
   s.review.begin();  // nothing of the previous request (its body is gone) survives into this one
   std::optional<HttpReply> refused;
-  if (auto bad = s.reader.read(x.body, x.request, EagerViews{&s.review.pod, &s.review.old_pod}, x.body_padded)) refused = http_error(bad->http_status, bad->message);
+  EagerViews eager{&s.review.pod, &s.review.old_pod, {}};
+  if (policy) eager.policy_env_vars = policy->gpu_env_vars();
+  if (auto bad = s.reader.read(x.body, x.request, eager, x.body_padded)) refused = http_error(bad->http_status, bad->message);
   if (refused) {
     if (metrics_) metrics_->count_http_error(refused->status);
     count_request(x, "error");

@@ -62,7 +62,7 @@ class AdmissionService {
   HttpReply serve(Exchange& x) const;
   std::optional<ObjectError> decide(const policy::CompiledPolicy& policy, Exchange& x, Plan plan,
                                     const ReviewTarget& target, Scratch& s) const;
-  std::optional<HttpReply> read(Exchange& x) const;
+  std::optional<HttpReply> read(Exchange& x, const policy::CompiledPolicy* policy) const;
   HttpReply answer_mutate(Exchange& x) const;
   HttpReply answer_validate(Exchange& x) const;
   void log_findings(const Exchange& x) const;

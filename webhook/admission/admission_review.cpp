@@ -95,7 +95,7 @@ class EnvelopeReader : public policy::json::Reader {
     const bool builtin_group = r.kind_group.empty() || r.kind_group == "apps" || r.kind_group == "batch";
     const auto kind = builtin_group ? policy::workload_kind_from(r.kind) : std::nullopt;
     if (!pod || !kind) return raw(v, text, at);
-    auto error = policy::decode_pod_value(v, *kind, *pod);
+    auto error = policy::decode_pod_value(v, *kind, *pod, eager_.policy_env_vars);
     if (!error) {
       decoded = AdmissionRequest::Decoded::Yes;
       return true;

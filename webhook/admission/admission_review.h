@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,10 +40,12 @@ struct AdmissionRequest {
   std::optional<policy::DecodeError> object_error;  // object_decoded == Failed
 };
 
-// Where the envelope's pass decodes request.object and request.oldObject (null: kept as text).
+// Where the envelope's pass decodes request.object and request.oldObject (null: kept as text),
+// and the env names of the policy that judges them (CompiledPolicy::gpu_env_vars()).
 struct EagerViews {
   policy::PodView* pod = nullptr;
   policy::PodView* old_pod = nullptr;
+  std::span<const std::string> policy_env_vars;
 };
 
 struct RequestError {

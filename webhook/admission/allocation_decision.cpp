@@ -97,8 +97,9 @@ void read_reserved_pod(simdjson::dom::element root, ReservedPod& out) {
 }
 
 // Fetches and decodes the pod `consumer` into s.reserved_pod, what else is read of it into `pod`.
-std::optional<ObjectError> fetch_pod(const policy::ClaimView& claim, const policy::ClaimConsumer& consumer,
-                                     const policy::PodSource* pods, ReviewScratch& s, ReservedPod& pod) {
+std::optional<ObjectError> fetch_pod(const policy::CompiledPolicy& policy, const policy::ClaimView& claim,
+                                     const policy::ClaimConsumer& consumer, const policy::PodSource* pods,
+                                     ReviewScratch& s, ReservedPod& pod) {
   const std::string who = "pod " + pod_key(claim, consumer);
   if (!pods)
     return cannot_judge(consumer, "cannot judge " + who + ": there is no cluster state to read it from (serve "
@@ -118,7 +119,7 @@ std::optional<ObjectError> fetch_pod(const policy::ClaimView& claim, const polic
     return cannot_judge(consumer, who + " is not the pod the claim was reserved for (its uid is " +
                                       std::string(pod.uid) + ", not " + std::string(consumer.uid) + ")");
   if (auto err = policy::decode_pod_json(s.reserved_pod_text, false, policy::WorkloadKind::Pod, s.reserved_pod,
-                                         s.reserved_pod_doc))
+                                         s.reserved_pod_doc, policy.gpu_env_vars()))
     return cannot_judge(consumer, "cannot read " + who + ": " + err->field + ": " + err->message);
   return std::nullopt;
 }
@@ -127,7 +128,7 @@ std::optional<ObjectError> fetch_pod(const policy::ClaimView& claim, const polic
 std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const policy::ClaimConsumer& consumer,
                                      ReviewScratch& s, policy::Decision& out, const policy::ExternalFacts& facts) {
   ReservedPod pod;
-  if (auto err = fetch_pod(s.claim, consumer, facts.pods, s, pod)) return err;
+  if (auto err = fetch_pod(policy, s.claim, consumer, facts.pods, s, pod)) return err;
   std::string_view template_name;
   if (!refers_to(s.reserved_pod, pod, s.claim, s.claim_status, template_name))
     return cannot_judge(consumer, "pod " + pod_key(s.claim, consumer) + " does not refer to ResourceClaim " +

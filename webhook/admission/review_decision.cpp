@@ -136,13 +136,13 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
   for (size_t i = 0; i < s.templates.size(); ++i) {
     const policy::TemplateMatch& t = s.templates[i];
     if (auto err = policy::decode_pod_template(s.identity, simdjson::minify(t.element), false, t.prefix, t.pointer,
-                                               s.pod, s.object_doc))
+                                               s.pod, s.object_doc, policy.gpu_env_vars()))
       return ObjectError{"request.object", *err};
     policy::evaluate(policy, s.pod, options, s.one);
     const policy::TemplateMatch* old = same_template(s.old_templates, t.field);
     if (old && !s.one.exempt &&
         !policy::decode_pod_template(s.old_identity, simdjson::minify(old->element), false, old->prefix,
-                                     old->pointer, s.old_pod, s.old_object_doc)) {
+                                     old->pointer, s.old_pod, s.old_object_doc, policy.gpu_env_vars())) {
       policy::evaluate(policy, s.old_pod, options, s.old_decision);
       policy::keep_new_findings(s.one, s.old_decision);
     }
@@ -172,7 +172,8 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   if (request.object_decoded == AdmissionRequest::Decoded::Failed)
     return ObjectError{"request.object", request.object_error.value_or(policy::DecodeError{"", "cannot be read"})};
   if (request.object_decoded == AdmissionRequest::Decoded::No)
-    if (auto err = policy::decode_pod_json(request.object, true, kind, scratch.pod, scratch.object_doc))
+    if (auto err = policy::decode_pod_json(request.object, true, kind, scratch.pod, scratch.object_doc,
+                                           policy.gpu_env_vars()))
       return ObjectError{"request.object", *err};
   scratch.object_name = scratch.pod.name.empty() ? scratch.pod.generate_name : scratch.pod.name;
 
@@ -188,7 +189,8 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   const bool old_read =
       update && (request.old_object_decoded == AdmissionRequest::Decoded::Yes ||
                  (request.old_object_decoded == AdmissionRequest::Decoded::No &&
-                  !policy::decode_pod_json(request.old_object, true, kind, scratch.old_pod, scratch.old_object_doc)));
+                  !policy::decode_pod_json(request.old_object, true, kind, scratch.old_pod, scratch.old_object_doc,
+                                           policy.gpu_env_vars())));
   if (old_read) {
     options.old_pod = &scratch.old_pod;
   }

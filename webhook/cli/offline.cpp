@@ -25,7 +25,7 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
                   const policy::ExternalFacts& facts, OfflineResult& r) {
   ReviewReader reader;
   AdmissionRequest request;
-  if (auto bad = reader.read(to_json_text(manifest.review), request)) {
+  if (auto bad = reader.read(to_json_text(manifest.review), request, EagerViews{nullptr, nullptr, policy.gpu_env_vars()})) {
     r.status = OfflineResult::Status::Error;
     r.note = bad->message;
     return;
@@ -108,7 +108,7 @@ bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::Work
   for (size_t i = 0; i < matches.size(); ++i) {
     const policy::TemplateMatch& m = matches[i];
     if (auto err = policy::decode_pod_template(identity, simdjson::minify(m.element), false, m.prefix, m.pointer, pod,
-                                               pod_doc))
+                                               pod_doc, policy.gpu_env_vars()))
       return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
     OfflineResult t;
     t.kind = r.kind;
@@ -205,7 +205,7 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
 
   policy::PodDocument document;
   policy::PodView pod;
-  if (auto err = policy::decode_pod_json(to_json_text(object), false, *kind, pod, document)) {
+  if (auto err = policy::decode_pod_json(to_json_text(object), false, *kind, pod, document, policy.gpu_env_vars())) {
     r.status = OfflineResult::Status::Error;
     r.note = (err->field.empty() ? std::string() : err->field + ": ") + err->message;
     return r;

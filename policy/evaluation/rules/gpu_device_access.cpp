@@ -1,7 +1,10 @@
 // gpu-device-access: ways around the device plugin or DRA driver. Env vars the NVIDIA container
-// runtime obeys (set directly, or formed by an envFrom prefix), hostPath mounts that reach the
-// GPU stack (the policy's host path table: device nodes, runtime state and device lists, kubelet
-// sockets, CDI specs, and every directory above them), and device-injecting pod annotations.
+// runtime or a GPU-sharing layer obeys (the built-in names and the policy's spec.gpuEnvVars, set
+// directly or formed by an envFrom prefix), hostPath mounts that reach the GPU stack (the policy's
+// host path table: device nodes, runtime state and device lists, kubelet sockets, CDI specs, and
+// every directory above them), volume mounts where the NVIDIA toolkit reads a device list, and
+// device-injecting pod annotations.
+#include <algorithm>
 #include <array>
 
 #include "policy/dra/gpu_request.h"
@@ -12,18 +15,46 @@
 namespace gpu_admission::policy {
 namespace {
 
-bool is_device_env_var(std::string_view name) {
+// Where the NVIDIA container toolkit reads volume mounts as a device list (a mount at
+// <root>/all selects every GPU), normalized (/var/run is /run). The toolkit tests the mount's
+// destination with a plain string prefix, so <root>all names device "all" too: a name prefix.
+constexpr std::string_view kDeviceListMountRoot = "/run/nvidia-container-devices";
+constexpr std::string_view kDeviceListMountName = "nvidia-container-devices";
+
+// Calls on(name) for each env name the rule denies: the built-in ones, then the policy's own.
+template <typename On>
+bool any_device_env_var(const RuleContext& ctx, On&& on) {
   for (auto var : kDeviceEnvVars)
-    if (name == var) return true;
+    if (on(var)) return true;
+  for (const std::string& var : ctx.policy.gpu_env_vars())
+    if (on(std::string_view(var))) return true;
   return false;
 }
 
+bool is_device_env_var(const RuleContext& ctx, std::string_view name) {
+  return any_device_env_var(ctx, [&](std::string_view var) { return name == var; });
+}
+
 // The device env var that `prefix` + a non-empty key can spell, or "" when none.
-std::string_view device_env_var_formed_by(std::string_view prefix) {
-  if (prefix.empty()) return {};
-  for (auto var : kDeviceEnvVars)
-    if (var.size() > prefix.size() && var.starts_with(prefix)) return var;
-  return {};
+std::string_view device_env_var_formed_by(const RuleContext& ctx, std::string_view prefix) {
+  std::string_view formed;
+  if (prefix.empty()) return formed;
+  any_device_env_var(ctx, [&](std::string_view var) {
+    if (var.size() <= prefix.size() || !var.starts_with(prefix)) return false;
+    formed = var;
+    return true;
+  });
+  return formed;
+}
+
+// Whether the pod's env was read for the policy's own names (PodView::policy_env_vars): a view
+// decoded without them may lack the entries that name one, so it cannot be judged clean.
+bool env_read_for_policy(const RuleContext& ctx) {
+  const std::vector<std::string>& names = ctx.policy.gpu_env_vars();
+  const std::span<const std::string> read = ctx.pod.policy_env_vars;
+  if (names.empty() || (read.data() == names.data() && read.size() == names.size())) return true;
+  return std::all_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return std::find(read.begin(), read.end(), n) != read.end(); });
 }
 
 // What hide-gpus sets: allowed only as the literal "void" in a container that asks for no GPU.
@@ -48,17 +79,32 @@ void check_admin_access(const RuleContext& ctx, RuleOutput& out) {
 void check_env(const RuleContext& ctx, const ContainerView& c, RuleOutput& out) {
   auto field = [&] { return container_field(ctx.pod, c); };  // built only for a finding
   for (const EnvVar& v : c.env) {
-    if (!is_device_env_var(v.name) || hides_gpus(ctx, c, v)) continue;
+    if (!is_device_env_var(ctx, v.name) || hides_gpus(ctx, c, v)) continue;
     std::string how = v.value_from ? " through valueFrom" : " to " + quoted(v.value);
     out.report(field() + ".env[" + std::to_string(v.index) + "]", container_label(c) + " sets " + std::string(v.name) + how +
                                                                ", which bypasses the device plugin");
   }
   for (const EnvFromSource& from : c.env_from) {
-    std::string_view var = device_env_var_formed_by(from.prefix);
+    std::string_view var = device_env_var_formed_by(ctx, from.prefix);
     if (var.empty()) continue;
     out.report(field() + ".envFrom[" + std::to_string(from.index) + "].prefix",
                container_label(c) + " imports envFrom with prefix " + quoted(from.prefix) + ", which can set " +
                    std::string(var) + " and bypass the device plugin");
+  }
+}
+
+// A mount of any volume at the toolkit's device list root or under it. The component
+// "nvidia-container-devices" survives normalization, so a path without it is not normalized.
+void check_volume_mounts(const RuleContext& ctx, const ContainerView& c, RuleOutput& out) {
+  for (const VolumeMount& m : c.volume_mounts) {
+    if (m.mount_path.find(kDeviceListMountName) == std::string_view::npos) continue;
+    const std::string normalized = normalize_host_path(m.mount_path);
+    if (!normalized.starts_with(kDeviceListMountRoot)) continue;
+    std::string at = quoted(m.mount_path);
+    if (normalized != m.mount_path) at += " (" + normalized + ")";
+    out.report(container_field(ctx.pod, c) + ".volumeMounts[" + std::to_string(m.index) + "].mountPath",
+               container_label(c) + " mounts volume " + quoted(m.name) + " at " + at +
+                   ", where the NVIDIA container toolkit reads a device list: it bypasses the device plugin");
   }
 }
 
@@ -76,11 +122,18 @@ void check_host_paths(const RuleContext& ctx, RuleOutput& out) {
   }
 }
 
+// A key under a prefix, or the prefix itself without its trailing '/' (a runtime may read the
+// bare key: the NRI CDI plugin reads "nvidia.cdi.k8s.io").
+bool annotation_matches(std::string_view key, std::string_view prefix) {
+  if (key.starts_with(prefix)) return true;
+  return prefix.size() > 1 && prefix.back() == '/' && key == prefix.substr(0, prefix.size() - 1);
+}
+
 void check_annotations(const RuleContext& ctx, RuleOutput& out) {
   const auto& prefixes = ctx.policy.device_annotation_prefixes();
   for (const auto& [key, value] : ctx.pod.annotations) {
     for (const auto& prefix : prefixes) {
-      if (!key.starts_with(prefix)) continue;
+      if (!annotation_matches(key, prefix)) continue;
       out.report(ctx.field("metadata.annotations[\"" + std::string(key) + "\"]"),
                  "annotation " + quoted(key) + " (prefix " + quoted(prefix) +
                      ") requests devices outside the device plugin");
@@ -92,7 +145,12 @@ void check_annotations(const RuleContext& ctx, RuleOutput& out) {
 }  // namespace
 
 void check_gpu_device_access(const RuleContext& ctx, RuleOutput& out) {
-  for (const auto& c : ctx.pod.containers) check_env(ctx, c, out);
+  if (!env_read_for_policy(ctx))
+    out.report(ctx.field("spec"), "cannot judge env vars against spec.gpuEnvVars: the pod was decoded without them");
+  for (const auto& c : ctx.pod.containers) {
+    check_env(ctx, c, out);
+    check_volume_mounts(ctx, c, out);
+  }
   check_host_paths(ctx, out);
   check_annotations(ctx, out);
   check_admin_access(ctx, out);

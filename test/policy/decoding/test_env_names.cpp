@@ -1,11 +1,13 @@
 // Env lists as the pod decoder reads them: an entry whose JSON text names no variable a rule reads
-// (kDeviceEnvVars, kMpsEnvPrefix) and holds no backslash is skipped unread; the others are read,
-// with their index in the list. The scan (env_may_name_read) is tested as a class: every name read, and every
-// backslash, at every offset of texts of every length around its 32-byte blocks, and the
-// neighbouring names that must not count; the decoder with every name at every position of a
+// (kDeviceEnvVars, kMpsEnvPrefix, and the policy's own spec.gpuEnvVars) and holds no backslash is
+// skipped unread; the others are read, with their index in the list. The scan (env_may_name_read)
+// is tested as a class: every name read, and every backslash, at every offset of texts of every
+// length around its 32-byte blocks, and the neighbouring names that must not count; the policy's
+// names likewise, with and without "A_"; the decoder with every name at every position of a
 // long list, in plain and escaped spellings, with blanks, and with a repeated key.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,13 @@ bool scan(const std::string& text, const std::string& tail = "SSSS") {
   std::string padded = text;
   while (padded.size() < text.size() + 64) padded += tail;
   return policy::env_may_name_read(std::string_view(padded.data(), text.size()));
+}
+
+// The same with a policy's own names.
+bool scan_with(const std::string& text, const std::vector<std::string>& extra, const std::string& tail = "SSSS") {
+  std::string padded = text;
+  while (padded.size() < text.size() + 64) padded += tail;
+  return policy::env_may_name_read(std::string_view(padded.data(), text.size()), extra);
 }
 
 const std::string kFiller = R"({"name":"ENV_VAR_NUMBER_0","value":"some-configuration-value-0"},)";
@@ -102,10 +111,12 @@ TEST_CASE("env scan: a backslash anywhere counts (an escape can spell a name)") 
 }
 
 TEST_CASE("env scan: neighbouring names do not count, nor names cut by the text's end") {
-  for (const std::string name : {"NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA", "CUDA_VISIBLE_DEVICES",
-                                 "NVIDIA_VISIBLE_DEVICE", "NVIDIA_MIG_CONFIG", "NVIDIA_IMEX_CHANNEL", "NVIDIA_",
-                                 "CUDA_MPS", "CUDA_MP_S", "nvidia_visible_devices", "cuda_mps_pipe", "DATA_DIR",
-                                 "JAVA_HOME", "A_", "_A"}) {
+  for (const std::string name :
+       {"NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICE",
+        "NVIDIA_MIG_CONFIG", "NVIDIA_IMEX_CHANNEL", "NVIDIA_", "CUDA_MPS", "CUDA_MP_S", "nvidia_visible_devices",
+        "cuda_mps_pipe", "DATA_DIR", "JAVA_HOME", "A_", "_A", "NVIDIA_GD", "NVIDIA_GDRCOP", "NVIDIA_MOFE",
+        "NVIDIA_NVSWITC", "NVIDIA_NV", "CUDA_DISABLE", "CUDA_DISABLE_CONTRO", "CUDA_", "nvidia_gds",
+        "cuda_disable_control", "NVIDIA-GDS", "CUDA-DISABLE_CONTROL"}) {
     for (size_t before = 0; before <= 40; ++before) {
       INFO(name << " after " << before << " bytes");
       CHECK_FALSE(scan(filler(before) + name + filler(7)));
@@ -279,4 +290,117 @@ TEST_CASE("env: hide-gpus' entry is known by its exact bytes; any other spelling
     CHECK(d.container().env[0].index == 1);
     CHECK(device_access_fields(d.view).size() == (near.denied ? 1u : 0u));
   }
+}
+
+TEST_CASE("env scan: the built-in names include the device and isolation variables of the runtimes") {
+  // SPEC's list, written out here: the scan's table comes from kDeviceEnvVars, so a name dropped
+  // there would drop out of every test above without this one.
+  const std::vector<std::string> expected = {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",
+                                             "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS",
+                                             "NVIDIA_MOFED", "NVIDIA_NVSWITCH", "NVIDIA_GDS", "NVIDIA_GDRCOPY",
+                                             "CUDA_DISABLE_CONTROL"};
+  CHECK(std::vector<std::string>(policy::kDeviceEnvVars.begin(), policy::kDeviceEnvVars.end()) == expected);
+  for (const std::string& name : expected) {
+    INFO(name);
+    CHECK(scan(R"({"name":")" + name + R"(","value":"1"})"));
+  }
+}
+
+TEST_CASE("env scan: a policy's own names are found at every offset, with or without A_") {
+  const std::vector<std::string> extra = {"SITE_GPU_DEVICES", "X", "HAMI_RESOURCE_NAME", "GPU\"ODD"};
+  for (const std::string& name : {std::string("SITE_GPU_DEVICES"), std::string("HAMI_RESOURCE_NAME")}) {
+    for (size_t before = 0; before <= 70; ++before) {
+      for (size_t after : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}}) {
+        INFO(name << " after " << before << " bytes, " << after << " bytes before the end");
+        const std::string text = filler(before) + name + filler(after);
+        CHECK(scan_with(text, extra));
+        CHECK_FALSE(scan_with(text, {}));  // not a built-in name: found only as the policy's
+      }
+    }
+  }
+  // A one-letter name is in nearly every text; the filler holds none of the others.
+  CHECK(scan_with(filler(40) + "X", {"X"}));
+  CHECK_FALSE(scan_with(filler(40), {"SITE_GPU_DEVICES", "HAMI_RESOURCE_NAME"}));
+  // A name JSON must escape ('"', '\\') is written with a backslash, found by the first test.
+  CHECK(scan_with(filler(10) + R"(GPU\"ODD)", {"GPU\"ODD"}));
+  CHECK(scan_with(filler(10) + R"(SITE\u005fGPU_DEVICES)", {"SITE_GPU_DEVICES"}));
+  // Cut by the text's end: the padding spells the rest, which is not part of the text.
+  const std::string name = "SITE_GPU_DEVICES";
+  for (size_t cut = 1; cut < name.size(); ++cut) {
+    for (size_t before : {size_t{0}, size_t{20}, size_t{31}, size_t{57}}) {
+      INFO("cut " << cut << " after " << before);
+      CHECK_FALSE(scan_with(filler(before) + name.substr(0, name.size() - cut), {name}, name.substr(name.size() - cut)));
+    }
+  }
+  // Near names do not count.
+  for (const std::string near : {"SITE_GPU_DEVICE", "site_gpu_devices", "SITE-GPU_DEVICES", "ITE_GPU_DEVICES"})
+    CHECK_FALSE(scan_with(filler(33) + near + filler(5), {name}));
+}
+
+namespace {
+
+// A pod decoded with the policy's own env names.
+struct DecodedWith {
+  policy::PodDocument document;
+  policy::PodView view;
+  std::string text;
+  std::vector<std::string> names;
+  std::optional<policy::DecodeError> error;
+  DecodedWith(std::string json, std::vector<std::string> extra) : text(std::move(json)), names(std::move(extra)) {
+    error = policy::decode_pod_json(text, false, view, document, names);
+  }
+};
+
+const policy::CompiledPolicy& site_policy() {
+  static const auto loaded = gpu_admission::webhook::load_policy_text(R"(apiVersion: gpu-admission.io/v1alpha1
+kind: GpuAdmissionPolicy
+metadata: {name: site}
+spec:
+  gpuEnvVars: [SITE_GPU_DEVICES, HAMI_OFF]
+)",
+                                                                        "site.yaml");
+  if (!loaded.ok()) FAIL(loaded.report());
+  return *loaded.policy;
+}
+
+std::vector<std::string> device_access_messages(const policy::CompiledPolicy& p, policy::PodView& view) {
+  policy::Decision decision;
+  policy::evaluate(p, view, policy::EvalOptions{}, decision);
+  std::vector<std::string> out;
+  for (const auto& f : decision.findings)
+    if (f.rule == policy::RuleId::GpuDeviceAccess) out.push_back(f.field + ": " + f.message);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("env: entries naming a policy's own name are read only when the decode is given the names") {
+  const policy::CompiledPolicy& p = site_policy();
+  const std::string env = "[" + harmless_entries(9) + R"(,{"name":"SITE_GPU_DEVICES","value":"all"},)" +
+                          harmless_entries(3) + R"(,{"name":"HAMI_OFF","valueFrom":{"fileKeyRef":{}}}])";
+  DecodedWith with(pod_with_env(env), p.gpu_env_vars());
+  REQUIRE_FALSE(with.error);
+  const auto& list = with.view.containers.at(0).env;
+  REQUIRE(list.size() == 2);
+  CHECK(list[0].index == 9);
+  CHECK(list[0].name == "SITE_GPU_DEVICES");
+  CHECK(list[1].index == 13);
+  CHECK(list[1].value_from);
+  // Judged: both denied, at their indices.
+  DecodedWith judged(pod_with_env(env), std::vector<std::string>(p.gpu_env_vars()));
+  const auto messages = device_access_messages(p, judged.view);
+  REQUIRE(messages.size() == 2);
+  CHECK(messages[0].starts_with("spec.containers[0].env[9]: container \"main\" sets SITE_GPU_DEVICES to \"all\""));
+  CHECK(messages[1].starts_with("spec.containers[0].env[13]: container \"main\" sets HAMI_OFF through valueFrom"));
+
+  // Without the names, the decoder skips the entries: the policy refuses to judge such a view.
+  Decoded without(pod_with_env(env));
+  REQUIRE_FALSE(without.error);
+  CHECK(without.container().env.empty());
+  const auto refused = device_access_messages(p, without.view);
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0] == "spec: cannot judge env vars against spec.gpuEnvVars: the pod was decoded without them");
+  // Decoded with the same names in another list (a copy): judged as usual.
+  DecodedWith copy(pod_with_env("[" + harmless_entries(2) + "]"), {"HAMI_OFF", "SITE_GPU_DEVICES", "OTHER"});
+  CHECK(device_access_messages(p, copy.view).empty());
 }

@@ -4,8 +4,10 @@
 // "/./", "..", /var/run for /run, relative), everything below it, every directory above it, and
 // the neighbours that must stay allowed; every device env var in every container kind, literal
 // or valueFrom; every envFrom prefix that can spell one; the hide-gpus `void` exception; and the
-// policy's own gpuHostPaths and deviceAnnotationPrefixes. The expected lists below are written
-// from the rule's required path list and docs/design.md, not read from the implementation.
+// policy's own gpuHostPaths and deviceAnnotationPrefixes (the default list, bare keys included).
+// Volume mounts at the device list and spec.gpuEnvVars: test_device_list_mounts.cpp. The expected
+// lists below are written from the rule's required path list and docs/design.md, not read from
+// the implementation.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -311,8 +313,10 @@ TEST_CASE("hostPath findings name the volume's field, also in workload templates
 
 namespace {
 
-constexpr std::array<const char*, 4> kDeviceVars = {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",
-                                                    "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS"};
+constexpr std::array<const char*, 9> kDeviceVars = {
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+    "NVIDIA_IMEX_CHANNELS",   "NVIDIA_MOFED",              "NVIDIA_NVSWITCH",
+    "NVIDIA_GDS",             "NVIDIA_GDRCOPY",            "CUDA_DISABLE_CONTROL"};
 
 struct ContainerKindCase {
   const char* list;  // where the container under test is: always index 0 of that list
@@ -445,8 +449,8 @@ TEST_CASE("an envFrom prefix that can spell a device var with a non-empty key is
     // No key is empty, so a whole name (or more) as the prefix spells another name; an empty
     // prefix is not judged (the keys live in the ConfigMap or Secret).
     for (const char* prefix : {"", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES_", "NVIDIA_IMEX_CHANNELS",
-                               "nvidia_", "n", "X", "MY_NVIDIA_", "NVIDIA_DRIVER_", "CUDA_",
-                               "NVIDIA_VISIBLE_DEVICESX"}) {
+                               "nvidia_", "n", "X", "MY_NVIDIA_", "NVIDIA_DRIVER_", "CUDA_X",
+                               "NVIDIA_VISIBLE_DEVICESX", "NVIDIA_GDS", "CUDA_DISABLE_CONTROL", "CUDA_M"}) {
       auto fs = gda(red_team(), pod_with_env(kind, nullptr, nullptr, prefix));
       INFO(kind.list << " prefix \"" << prefix << "\": " << all(fs));
       CHECK(fs.empty());
@@ -481,14 +485,28 @@ TEST_CASE("pod annotations with a prefix from deviceAnnotationPrefixes are denie
     CHECK(fs.size() <= 1);
     return !finding_at(fs, "metadata.annotations[\"" + key + "\"]").empty();
   };
-  for (const std::string key : {"cdi.k8s.io/gpu", "cdi.k8s.io/nvidia.com_gpu.all", "devices.example.com/x"})
+  // A key under a prefix, or the prefix itself without its trailing '/'.
+  for (const std::string key : {"cdi.k8s.io/gpu", "cdi.k8s.io/nvidia.com_gpu.all", "devices.example.com/x",
+                                "cdi.k8s.io", "devices.example.com", "cdi.k8s.io/"})
     CHECK(denied(red_team(), key));
   // Prefixes match from the start, case-sensitively (as containerd's CDI annotation parser does).
-  for (const std::string key : {"cdi.k8s.io", "example.com/cdi.k8s.io/gpu", "CDI.K8S.IO/gpu", "devices.example.com",
-                                "gpu-admission.io/mig-profile", "cdi.k8s.iox/gpu"})
+  for (const std::string key : {"example.com/cdi.k8s.io/gpu", "CDI.K8S.IO/gpu", "gpu-admission.io/mig-profile",
+                                "cdi.k8s.iox/gpu", "cdi.k8s.i", "cdi.k8s.iox", "devices.example.comx",
+                                "nvidia.cdi.k8s.io/pod"})  // not in red-team's own list
     CHECK_FALSE(denied(red_team(), key));
-  // The default list is [cdi.k8s.io/]; a policy's own list replaces it.
-  CHECK(denied(defaults(), "cdi.k8s.io/gpu"));
+  // The default list (SPEC 1); a policy's own list replaces it.
+  const std::vector<std::string> kDefaultPrefixes = {"cdi.k8s.io/",      "nvidia.cdi.k8s.io/",
+                                                     "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
+                                                     "devices.nri.io/",  "cdi-devices.nri.io/"};
+  CHECK(defaults().device_annotation_prefixes() == kDefaultPrefixes);
+  for (const std::string& prefix : kDefaultPrefixes) {
+    INFO(prefix);
+    CHECK(denied(defaults(), prefix + "container.main"));
+    CHECK(denied(defaults(), prefix + "pod"));
+    CHECK(denied(defaults(), prefix.substr(0, prefix.size() - 1)));             // the bare key
+    CHECK_FALSE(denied(defaults(), prefix.substr(0, prefix.size() - 1) + "x"));  // another key
+    CHECK_FALSE(denied(defaults(), prefix.substr(0, prefix.size() - 1) + ".example/x"));
+    CHECK_FALSE(denied(defaults(), "example.com/" + prefix + "x"));
+  }
   CHECK_FALSE(denied(defaults(), "devices.example.com/x"));
-  CHECK(defaults().device_annotation_prefixes() == std::vector<std::string>{"cdi.k8s.io/"});
 }
