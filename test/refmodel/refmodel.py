@@ -169,7 +169,7 @@ def env_names(c):
 # ---------------------------------------------------------------------------------------------
 # The policy, with the defaults the spec and design give.
 
-# SPEC 1: the default deviceAnnotationPrefixes.
+# the default deviceAnnotationPrefixes.
 DEFAULT_ANNOTATION_PREFIXES = ["cdi.k8s.io/", "nvidia.cdi.k8s.io/", "devices.noderesource.dev/",
                                "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/"]
 
@@ -583,13 +583,13 @@ DEVICE_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG
               "NVIDIA_IMEX_CHANNELS", "NVIDIA_MOFED", "NVIDIA_NVSWITCH", "NVIDIA_GDS", "NVIDIA_GDRCOPY",
               "CUDA_DISABLE_CONTROL")
 
-# SPEC 3: where the NVIDIA toolkit reads volume mounts as a device list. docs/design.md: the toolkit
+# where the NVIDIA toolkit reads volume mounts as a device list. docs/design.md: the toolkit
 # compares with a plain string prefix, so the rule matches the normalized path as a name prefix.
 DEVICE_LIST_MOUNT_ROOT = "/run/nvidia-container-devices"
 
 
 def annotation_is_device(key, prefix):
-    """SPEC 3: a key under the prefix, or equal to it without its trailing '/'."""
+    """a key under the prefix, or equal to it without its trailing '/'."""
     return key.startswith(prefix) or (len(prefix) > 1 and prefix.endswith("/") and key == prefix[:-1])
 
 

@@ -3,7 +3,7 @@
 // and the policy's own device env names (spec.gpuEnvVars). Each as a class: every container kind,
 // every spelling the normalization folds, the toolkit's plain string prefix, the neighbours that
 // must stay allowed, workload templates and ML kinds (the same decoder), and the loader's checks.
-// The expected lists are written from SPEC section 3 and docs/design.md.
+// The expected lists are written from the rule's contract and docs/design.md.
 #include <catch2/catch.hpp>
 
 #include <deque>
@@ -85,7 +85,7 @@ Json pod_with_mount(const Kind& kind, const std::string& path) {
 
 std::string mount_field(const Kind& kind) { return std::string("spec.") + kind.list + "[0].volumeMounts[1].mountPath"; }
 
-// Paths the toolkit reads as a device list, in spellings the normalization folds (SPEC 3), and
+// Paths the toolkit reads as a device list, in spellings the normalization folds, and
 // the toolkit's plain string prefix (docs/design.md).
 const std::vector<std::string> kDeviceListPaths = {
     "/var/run/nvidia-container-devices", "/var/run/nvidia-container-devices/all",

@@ -494,7 +494,7 @@ TEST_CASE("pod annotations with a prefix from deviceAnnotationPrefixes are denie
                                 "cdi.k8s.iox/gpu", "cdi.k8s.i", "cdi.k8s.iox", "devices.example.comx",
                                 "nvidia.cdi.k8s.io/pod"})  // not in red-team's own list
     CHECK_FALSE(denied(red_team(), key));
-  // The default list (SPEC 1); a policy's own list replaces it.
+  // The default list; a policy's own list replaces it.
   const std::vector<std::string> kDefaultPrefixes = {"cdi.k8s.io/",      "nvidia.cdi.k8s.io/",
                                                      "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
                                                      "devices.nri.io/",  "cdi-devices.nri.io/"};
