@@ -1006,6 +1006,7 @@ spec:
     tenant-pool: deny
     tenant-label: deny
     mig-profile: deny
+    gpu-sharing: deny
   mutations:
     mig-resources: true
     tenant-labels: true
