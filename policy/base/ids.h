@@ -18,11 +18,13 @@ enum class RuleId : uint8_t {
   TenantPool,
   TenantLabel,
   MigProfile,
+  GpuSharing,
 };
-inline constexpr size_t kRuleCount = 9;
+inline constexpr size_t kRuleCount = 10;
 inline constexpr std::array<std::string_view, kRuleCount> kRuleNames = {
     "privileged",    "host-namespaces", "gpu-device-access", "gpu-cap",   "mps-adversarial",
-    "gpu-tolerations", "tenant-pool",   "tenant-label",      "mig-profile"};
+    "gpu-tolerations", "tenant-pool",   "tenant-label",      "mig-profile",
+    "gpu-sharing"};
 
 enum class MutationId : uint8_t { MigResources, TenantLabels, PoolSelector, HideGpus };
 inline constexpr size_t kMutationCount = 4;

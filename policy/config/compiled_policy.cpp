@@ -94,6 +94,7 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   };
   for (const auto& r : config.gpu_full) add(policy->resource_kinds_, r, GpuKind::Full);
   for (const auto& r : config.gpu_shared) add(policy->resource_kinds_, r, GpuKind::Shared);
+  for (const auto& r : config.gpu_fractional) add(policy->resource_kinds_, r, GpuKind::Fractional);
   size_t shortest = config.mig_prefix.empty() ? SIZE_MAX : config.mig_prefix.size();
   for (const auto& [name, _] : policy->resource_kinds_) shortest = std::min(shortest, name.size());
   policy->shortest_gpu_resource_ = shortest;

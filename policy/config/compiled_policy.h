@@ -89,7 +89,9 @@ class CompiledPolicy {
   const std::vector<Pool>& pools() const { return pools_; }
   const std::vector<Tenant>& tenants() const { return tenants_; }
 
-  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig };
+  // Fractional: a sharing layer's slice of a GPU (HAMi's nvidia.com/gpumem, ...): it makes a GPU
+  // pod and counts no GPUs itself.
+  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig, Fractional };
   GpuKind classify_resource(std::string_view resource) const {
     // "cpu", "memory" and the like are shorter than every GPU resource name: answered inline.
     return resource.size() < shortest_gpu_resource_ ? GpuKind::NotGpu : classify_long_resource(resource);

@@ -113,13 +113,20 @@ void service_account_namespace_globs(Lint& l) {
   }
 }
 
-void adversarial_mps(Lint& l) {
+// Sharing modes that give the pods on one GPU no memory or fault isolation from one another: in
+// an adversarial pool, the rule named denies every GPU pod.
+void adversarial_sharing(Lint& l) {
   for (size_t i = 0; i < l.config.pools.size(); ++i) {
     const PoolConfig& pc = l.config.pools[i];
-    if (pc.trust == Trust::Adversarial && pc.sharing == Sharing::Mps)
+    if (pc.trust != Trust::Adversarial) continue;
+    if (pc.sharing == Sharing::Mps)
       l.warn(index_path("spec.pools", i) + ".sharing",
              "pool " + quote(pc.name) + " is adversarial but shares GPUs with MPS: MPS gives no memory or fault "
              "isolation between tenants, and mps-adversarial will deny every GPU pod here");
+    if (pc.sharing == Sharing::TimeSlicing)
+      l.warn(index_path("spec.pools", i) + ".sharing",
+             "pool " + quote(pc.name) + " is adversarial but shares GPUs by time-slicing: time-slicing gives no "
+             "memory or fault isolation between tenants, and gpu-sharing will deny every GPU pod here");
   }
 }
 
@@ -219,10 +226,10 @@ void workload_paths(Lint& l) {
 
 using Check = void (*)(Lint&);
 constexpr std::array<Check, 11> kChecks = {
-    namespace_star,    controller_usernames,        service_account_namespace_globs,
-    adversarial_mps,   mig_with_sharing,            tenant_without_default_pool,
-    pool_selector_off, mig_resources_off,           gpu_cap_not_deny,
-    workload_paths,    unmapped_allow_with_selectors,
+    namespace_star,      controller_usernames,        service_account_namespace_globs,
+    adversarial_sharing, mig_with_sharing,            tenant_without_default_pool,
+    pool_selector_off,   mig_resources_off,           gpu_cap_not_deny,
+    workload_paths,      unmapped_allow_with_selectors,
 };
 
 }  // namespace

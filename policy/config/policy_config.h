@@ -67,6 +67,7 @@ struct PolicyConfig {
   std::vector<std::string> gpu_full = {"nvidia.com/gpu"};
   std::string mig_prefix = "nvidia.com/mig-";
   std::vector<std::string> gpu_shared = {"nvidia.com/gpu.shared"};
+  std::vector<std::string> gpu_fractional;  // a sharing layer's per-GPU fractions: GPU pods, no GPUs counted
   std::vector<std::string> device_classes_full = {"gpu.nvidia.com", "vfio.gpu.nvidia.com"};  // DRA
   std::vector<std::string> device_classes_mig = {"mig.nvidia.com"};
   std::vector<std::string> gpu_host_paths;                           // added to the built-in list

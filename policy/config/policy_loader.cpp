@@ -23,7 +23,7 @@ constexpr std::string_view kSpecFields[] = {"exemptions", "gpuResources", "devic
                                             "deviceAnnotationPrefixes", "defaults", "rules", "mutations",
                                             "pools", "tenants", "workloads"};
 constexpr std::string_view kExemptionFields[] = {"namespaces", "usernames"};
-constexpr std::string_view kGpuResourceFields[] = {"full", "migPrefix", "shared"};
+constexpr std::string_view kGpuResourceFields[] = {"full", "migPrefix", "shared", "fractional"};
 constexpr std::string_view kDeviceClassFields[] = {"full", "mig"};
 constexpr std::string_view kDefaultsFields[] = {"maxGpusPerPod", "unmappedGpuPods", "gpuTaints"};
 constexpr std::string_view kTaintFields[] = {"key", "value", "effect"};
@@ -362,6 +362,7 @@ void read_gpu_resources(Reader& r, const json& spec, PolicyConfig& config) {
   if (g->contains("full")) r.read_string_list((*g)["full"], p + ".full", config.gpu_full);
   if (g->contains("migPrefix")) r.read_string((*g)["migPrefix"], p + ".migPrefix", config.mig_prefix, false);
   if (g->contains("shared")) r.read_string_list((*g)["shared"], p + ".shared", config.gpu_shared);
+  if (g->contains("fractional")) r.read_string_list((*g)["fractional"], p + ".fractional", config.gpu_fractional);
 }
 
 void read_device_classes(Reader& r, const json& spec, PolicyConfig& config) {
@@ -617,6 +618,8 @@ json policy_config_to_json(const PolicyConfig& c) {
         {"pools", pools},
         {"tenants", tenants}}},
   };
+  if (!c.gpu_fractional.empty())  // left out when empty, as workloads below
+    out["spec"]["gpuResources"]["fractional"] = c.gpu_fractional;
   if (!c.workloads.empty()) {  // left out when empty: the output (and the policy hash) stay as before
     json workloads = json::array();
     for (const auto& w : c.workloads)

@@ -55,6 +55,19 @@ class Decoder : public dom::Reader {
     return true;
   }
 
+  // capacity: {requests: {...}} (consumable capacity): any value there asks for a share of a
+  // device, so only its presence and shape are read.
+  bool capacity(object obj, DeviceSubrequest& out, const Loc& at) {
+    Loc capacity_at = at.child("capacity");
+    object capacity_obj;
+    if (!child_object(obj, "capacity", capacity_obj, capacity_at)) return !error;
+    out.capacity = true;
+    element requests;
+    if (get(capacity_obj, "requests", requests) && requests.type() != element_type::OBJECT)
+      return fail(capacity_at.child("requests"), "must be an object");
+    return true;
+  }
+
   // The device fields of `exactly`, a flat v1beta1 request, or a firstAvailable subrequest
   // (which has no adminAccess).
   bool device_fields(object obj, DeviceSubrequest& out, const Loc& at, bool admin_access) {
@@ -63,7 +76,7 @@ class Decoder : public dom::Reader {
     if (!as_string(e, out.device_class, at.child("deviceClassName"))) return false;
     if (out.device_class.empty()) return fail(at.child("deviceClassName"), "must not be empty");
     if (admin_access && !optional_bool(obj, "adminAccess", out.admin_access, at)) return false;
-    if (!allocation(obj, out, at) || !selectors(obj, out, at)) return false;
+    if (!allocation(obj, out, at) || !selectors(obj, out, at) || !capacity(obj, out, at)) return false;
     find_pinned_mig_profiles(out);
     return true;
   }

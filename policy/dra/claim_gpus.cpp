@@ -47,6 +47,7 @@ RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& c
     out.mig_class = out.mig_class || alt.kind == GpuClassKind::Mig;
     out.all = out.all || alt.all;
     out.admin_access = out.admin_access || sub.admin_access;
+    out.capacity = out.capacity || sub.capacity;
     out.slices = std::max(out.slices, alt.slices);
     out.profiles.insert(out.profiles.end(), alt.profiles.begin(), alt.profiles.end());
   }
@@ -54,13 +55,15 @@ RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& c
   return out;
 }
 
-// Sets `mps` on the requests that an MPS config applies to, in (requests + names) log requests.
-void mark_mps(const ClaimView& claim, std::pmr::vector<RequestGpus>& requests) {
+// Sets `flag` on the requests that a config `asks` for applies to, in (requests + names) log
+// requests.
+void mark_configured(const ClaimView& claim, std::pmr::vector<RequestGpus>& requests,
+                     bool (*asks)(const DriverConfigView&), bool RequestGpus::*flag) {
   std::pmr::vector<std::pair<std::string_view, size_t>> by_name(requests.get_allocator());
   for (const DriverConfigView& config : claim.configs) {
-    if (!config_asks_mps(config)) continue;
+    if (!asks(config)) continue;
     if (config.requests.empty()) {
-      for (RequestGpus& r : requests) r.mps = true;
+      for (RequestGpus& r : requests) r.*flag = true;
       return;
     }
     if (by_name.empty()) {
@@ -69,9 +72,15 @@ void mark_mps(const ClaimView& claim, std::pmr::vector<RequestGpus>& requests) {
     }
     for (std::string_view listed : config.requests) {
       auto it = std::lower_bound(by_name.begin(), by_name.end(), std::make_pair(request_part(listed), size_t{0}));
-      for (; it != by_name.end() && it->first == request_part(listed); ++it) requests[it->second].mps = true;
+      for (; it != by_name.end() && it->first == request_part(listed); ++it) requests[it->second].*flag = true;
     }
   }
+}
+
+// The NVIDIA GPU driver's config kinds that carry `sharing`.
+bool nvidia_sharing_config(const DriverConfigView& config) {
+  return config.driver == kNvidiaGpuDriver &&
+         (config.parameters_kind == "GpuConfig" || config.parameters_kind == "MigDeviceConfig");
 }
 
 // Slices of one MIG device pinned to `profile`: its slices (a profile larger than the model's GPU
@@ -128,9 +137,11 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
 }
 
 bool config_asks_mps(const DriverConfigView& config) {
-  return config.driver == kNvidiaGpuDriver &&
-         (config.parameters_kind == "GpuConfig" || config.parameters_kind == "MigDeviceConfig") &&
-         iequals(config.sharing_strategy, "MPS");
+  return nvidia_sharing_config(config) && iequals(config.sharing_strategy, "MPS");
+}
+
+bool config_asks_time_slicing(const DriverConfigView& config) {
+  return nvidia_sharing_config(config) && iequals(config.sharing_strategy, "TimeSlicing");
 }
 
 bool config_applies_to(const DriverConfigView& config, std::string_view request) {
@@ -143,8 +154,11 @@ bool config_applies_to(const DriverConfigView& config, std::string_view request)
 RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& request, const GpuCounting& counting,
                           std::pmr::memory_resource* memory) {
   RequestGpus out = count_devices(request, counting, memory);
-  for (const DriverConfigView& config : claim.configs)
-    if (config_asks_mps(config) && config_applies_to(config, request.name)) out.mps = true;
+  for (const DriverConfigView& config : claim.configs) {
+    if (!config_applies_to(config, request.name)) continue;
+    out.mps = out.mps || config_asks_mps(config);
+    out.time_slicing = out.time_slicing || config_asks_time_slicing(config);
+  }
   return out;
 }
 
@@ -153,10 +167,13 @@ ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting, 
   out.requests.reserve(claim.requests.size());
   for (const DeviceRequestView& request : claim.requests)
     out.requests.push_back(count_devices(request, counting, memory));
-  mark_mps(claim, out.requests);
+  mark_configured(claim, out.requests, config_asks_mps, &RequestGpus::mps);
+  mark_configured(claim, out.requests, config_asks_time_slicing, &RequestGpus::time_slicing);
   for (const RequestGpus& r : out.requests) {
     out.mps = out.mps || r.mps;
+    out.time_slicing = out.time_slicing || r.time_slicing;
     if (!r.gpu) continue;
+    out.capacity = out.capacity || r.capacity;
     out.gpu = true;
     out.all = out.all || r.all;
     out.admin_access = out.admin_access || r.admin_access;

@@ -1,7 +1,8 @@
 // GPUs a ResourceClaim asks for, in exact integer compute slices, and the facts rules
-// need per request (GPU or not, allocationMode All, adminAccess, MPS sharing, pinned MIG
-// profiles). Pure functions over a decoded ClaimView; the caller says which device classes are
-// GPU classes and how many slices a GPU and a MIG profile have (from the policy and the pool).
+// need per request (GPU or not, allocationMode All, adminAccess, MPS or time-slicing sharing, a
+// share of a device through consumable capacity, pinned MIG profiles). Pure functions over a
+// decoded ClaimView; the caller says which device classes are GPU classes and how many slices a
+// GPU and a MIG profile have (from the policy and the pool).
 //
 // Counting: a full-GPU device is one GPU (slices_per_gpu slices); a MIG device is its pinned
 // profile's slices (at most one GPU) when a selector pins the profile
@@ -85,6 +86,8 @@ struct RequestGpus {
   // A gpu.nvidia.com GpuConfig / MigDeviceConfig with sharing.strategy MPS (any case) applies
   // to the request. Set whatever the device class: the config is the NVIDIA driver's.
   bool mps = false;
+  bool time_slicing = false;   // the same for sharing.strategy TimeSlicing
+  bool capacity = false;       // a GPU alternative asks for a share of a device (capacity.requests)
   int64_t slices = 0;          // the largest GPU alternative
   ProfileList profiles;        // profiles pinned by its MIG alternatives (sorted, distinct)
 };
@@ -96,6 +99,8 @@ struct ClaimGpus {
   bool all = false;            // some request has `all`
   bool admin_access = false;   // some request has `admin_access`
   bool mps = false;            // some request has `mps`
+  bool time_slicing = false;   // some request has `time_slicing`
+  bool capacity = false;       // some GPU request has `capacity`
   std::pmr::vector<RequestGpus> requests;  // one per request of the claim, in order
 };
 
@@ -105,6 +110,8 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
 // True when `config` is an NVIDIA GPU driver config asking for MPS (driver gpu.nvidia.com,
 // parameters kind GpuConfig or MigDeviceConfig, sharing.strategy MPS in any case).
 bool config_asks_mps(const DriverConfigView& config);
+// The same for sharing.strategy TimeSlicing (in any case).
+bool config_asks_time_slicing(const DriverConfigView& config);
 
 // True when `config` applies to the request named `request`: it lists no requests, or lists
 // `request` or `request/<subrequest>` (the part before the first '/' is the request).

@@ -23,6 +23,9 @@ struct DeviceSubrequest {
   AllocationMode mode = AllocationMode::ExactCount;
   int64_t count = 1;                  // ExactCount only
   bool admin_access = false;
+  // `capacity` is set (capacity.requests, consumable capacity, Kubernetes 1.34+): it asks for a
+  // share of a device that other claims may be allocated too.
+  bool capacity = false;
   std::vector<std::string_view> selectors;  // CEL expressions (selectors[].cel.expression)
   // The MIG profiles `selectors` pin, sorted and distinct, when `pins_found` (views into the
   // selectors; claim_gpus.h: find_pinned_mig_profiles). The claim decoder finds them once, so a

@@ -58,7 +58,8 @@ std::string gpus_text(int64_t slices, int per_gpu) {
 
 int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, int slices_per_gpu) {
   switch (policy.classify_resource(resource)) {
-    case CompiledPolicy::GpuKind::NotGpu: return 0;
+    case CompiledPolicy::GpuKind::NotGpu:
+    case CompiledPolicy::GpuKind::Fractional: return 0;  // a GPU pod, but no GPUs of its own
     case CompiledPolicy::GpuKind::Full:
     case CompiledPolicy::GpuKind::Shared: return slices_per_gpu;
     case CompiledPolicy::GpuKind::Mig: {
@@ -108,7 +109,13 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
     // equal for extended resources, but a file given to `check` may not, and the larger counts.
     auto count = [&](const ResourceQuantity& q, bool in_limits) {
       int64_t per_unit = slices_per_unit(policy, q.name, out.slices_per_gpu);
-      if (per_unit == 0) return;
+      if (per_unit == 0) {
+        // A sharing layer's fraction (gpuResources.fractional) makes a GPU pod and counts nothing:
+        // the GPUs come from the GPU resource beside it.
+        if (policy.classify_resource(q.name) == CompiledPolicy::GpuKind::Fractional && quantity_of(q).nonzero())
+          out.asks_for_gpu = true;
+        return;
+      }
       const ResourceQuantity* request = in_limits ? find_resource(c.requests, q.name) : nullptr;
       const int64_t already = request ? units_of(quantity_of(*request)) : 0;
       Quantity value = quantity_of(q);

@@ -1007,6 +1007,7 @@ spec:
     tenant-pool: deny
     tenant-label: deny
     mig-profile: deny
+    gpu-sharing: deny
   mutations:
     mig-resources: true
     tenant-labels: true

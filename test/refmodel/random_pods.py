@@ -22,7 +22,8 @@ MAIN_POLICY = {
     "spec": {
         "exemptions": {"namespaces": ["kube-system", "gpu-operator", "infra-*"], "usernames": []},
         "gpuResources": {"full": ["nvidia.com/gpu"], "migPrefix": "nvidia.com/mig-",
-                         "shared": ["nvidia.com/gpu.shared"]},
+                         "shared": ["nvidia.com/gpu.shared"],
+                         "fractional": ["nvidia.com/gpumem", "nvidia.com/gpucores"]},
         "defaults": {
             "maxGpusPerPod": 2,
             "unmappedGpuPods": "deny",
@@ -30,7 +31,7 @@ MAIN_POLICY = {
         },
         "rules": {r: "deny" for r in ("privileged", "host-namespaces", "gpu-device-access", "gpu-cap",
                                       "mps-adversarial", "gpu-tolerations", "tenant-pool",
-                                      "tenant-label", "mig-profile")},
+                                      "tenant-label", "mig-profile", "gpu-sharing")},
         "mutations": {"mig-resources": True, "tenant-labels": True, "pool-selector": True,
                       "hide-gpus": True},
         "pools": [
@@ -91,11 +92,13 @@ def relaxed_policy():
 
 
 def noselector_policy():
-    """pool-selector off (unpinned GPU pods stay unpinned), hide-gpus off, gpu-cap on warn."""
+    """pool-selector off (unpinned GPU pods stay unpinned), hide-gpus off, gpu-cap on warn, the
+    adversarial A30 pool shared by time-slicing."""
     p = copy.deepcopy(MAIN_POLICY)
     p["metadata"]["name"] = "refmodel-noselector"
     p["spec"]["mutations"]["pool-selector"] = False
     p["spec"]["rules"]["gpu-cap"] = "warn"
+    p["spec"]["pools"][3]["sharing"] = "time-slicing"
     return p
 
 
@@ -199,6 +202,9 @@ class Gen:
             out["nvidia.com/gpu.shared"] = _w(r, ["1", "0", 2])
         if r.random() < 0.04:
             out[_w(r, ["amd.com/gpu", "nvidia.com/gpu-memory", "example.com/fpga", "nvidia.com/gpus"])] = 1
+        if r.random() < 0.05:
+            # a sharing layer's fraction (gpuResources.fractional): a GPU pod, no GPUs counted
+            out[_w(r, ["nvidia.com/gpumem", "nvidia.com/gpucores"])] = _w(r, ["4000", 30, "0", "1.5", "1e100"])
         return out
 
     def resources(self):
@@ -353,12 +359,15 @@ class Gen:
             spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                 {"weight": 1, "preference": self.term(_w(r, values))}]}}
         if r.random() < 0.05:
-            ns["nvidia.com/gpu.sharing-strategy"] = _w(r, ["mps", "time-slicing"])
+            ns["nvidia.com/gpu.sharing-strategy"] = _w(r, ["mps", "time-slicing", "none"])
+        if r.random() < 0.03:
+            ns[_w(r, ["nvidia.com/mps.capable", "nvidia.com/gpu.replicas"])] = _w(r, ["true", "4", "1"])
         if r.random() < 0.06:
             ns["nvidia.com/gpu.product"] = _w(r, ["A100-SXM4-40GB-MIG-3g.20gb", "A100-SXM4-40GB-MIG-1g.5gb",
                                                   "A100-SXM4-40GB-MIG-1g.5gb.me", "A100-SXM4-40GB",
                                                   "A100-SXM4-40GB-MIG-1g.10gb.me",
-                                                  "A100-SXM4-80GB-MIG-1g.10gb"])
+                                                  "A100-SXM4-80GB-MIG-1g.10gb", "A100-SXM4-80GB-SHARED",
+                                                  "H100-SXM5-80GB-shared"])
         if r.random() < 0.05:
             ns["kubernetes.io/arch"] = "amd64"
         if ns:
@@ -367,6 +376,18 @@ class Gen:
             if r.random() < 0.03:
                 terms[0]["matchExpressions"].append(
                     {"key": "nvidia.com/gpu.sharing-strategy", "operator": "In", "values": ["mps"]})
+            if r.random() < 0.06:
+                # node constraints on the sharing labels, any operator, in any ORed term
+                key = _w(r, ["nvidia.com/gpu.sharing-strategy", "nvidia.com/mps.capable",
+                             "nvidia.com/gpu.replicas", "nvidia.com/gpu.product"])
+                op, values = _w(r, [("In", ["none"]), ("NotIn", ["none"]), ("Exists", None),
+                                    ("DoesNotExist", None), ("Gt", ["1"]), ("In", ["mps"]),
+                                    ("In", ["A100-SXM4-80GB", "A100-SXM4-80GB-SHARED"]),
+                                    ("NotIn", ["A100-SXM4-80GB-SHARED"])])
+                expr = {"key": key, "operator": op}
+                if values is not None:
+                    expr["values"] = values
+                _w(r, terms)["matchExpressions"].append(expr)
             spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                 "nodeSelectorTerms": terms}}}
 
@@ -617,6 +638,23 @@ def directed_cases():
         pod("d-mps-adversarial", "team-alpha", [c(limits={"nvidia.com/gpu": 1},
                                                   env=[{"name": "CUDA_MPS_PIPE_DIRECTORY", "value": "/tmp/x"}])],
             alpha_labels, nodeSelector=a100),
+        # gpu-sharing: replicas and fractions in the adversarial pool, not in the cooperative one;
+        # a fraction alone makes a GPU pod (pinned by pool-selector) that counts no GPUs
+        pod("d-shared-adversarial", "team-alpha", [c(limits={"nvidia.com/gpu.shared": 1})], alpha_labels, nodeSelector=a100),
+        pod("d-fraction-adversarial", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1, "nvidia.com/gpumem": "4000"})],
+            alpha_labels, nodeSelector=a100),
+        pod("d-fraction-alone", "team-alpha", [c(limits={"nvidia.com/gpucores": 30})], alpha_labels),
+        pod("d-fraction-cooperative", "team-beta", [c(limits={"nvidia.com/gpu": 1, "nvidia.com/gpumem": 4000})],
+            nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-replicas-selector", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1})], alpha_labels,
+            nodeSelector={POOL_KEY: "a100-secure", "nvidia.com/gpu.replicas": "2"}),
+        pod("d-sharing-strategy-none", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1})], alpha_labels,
+            nodeSelector={POOL_KEY: "a100-secure", "nvidia.com/gpu.sharing-strategy": "none"}),
+        pod("d-sharing-strategy-notin-none", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1})], alpha_labels,
+            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": POOL_KEY, "operator": "In", "values": ["a100-secure"]},
+                                      {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
+                                       "values": ["none"]}]}]}}}),
         pod("d-wrong-tenant-label", "team-alpha", [c()], {"gpu-admission.io/tenant": "beta"}),
         pod("d-privileged-ephemeral", "team-alpha", [c()], alpha_labels,
             ephemeralContainers=[c("debug", securityContext={"privileged": True})]),

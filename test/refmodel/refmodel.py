@@ -9,7 +9,7 @@ What it models:
 - exemptions (namespace globs), tenants by namespace glob, pools by nodeSelector / required node
   affinity `In` (ORed terms), default pools;
 - the rules privileged, host-namespaces, gpu-device-access, gpu-cap, mps-adversarial,
-  gpu-tolerations, tenant-pool, tenant-label, mig-profile;
+  gpu-tolerations, tenant-pool, tenant-label, mig-profile, gpu-sharing;
 - the mutations mig-resources, tenant-labels, pool-selector, hide-gpus;
 - Pods (mutated then validated, or `--no-mutate`: judged as they arrive) and Deployments (the
   template judged as the pod after mutation).
@@ -24,12 +24,14 @@ import re
 from fractions import Fraction
 
 RULES = ("privileged", "host-namespaces", "gpu-device-access", "gpu-cap", "mps-adversarial",
-         "gpu-tolerations", "tenant-pool", "tenant-label", "mig-profile")
+         "gpu-tolerations", "tenant-pool", "tenant-label", "mig-profile", "gpu-sharing")
 MUTATIONS = ("mig-resources", "tenant-labels", "pool-selector", "hide-gpus")
 TENANT_LABEL = "gpu-admission.io/tenant"
 MIG_PROFILE_ANNOTATION = "gpu-admission.io/mig-profile"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 
 # MIG profile tables per gpuModel family, and compute slices (A30: 4, others 7).
 MIG_TABLES = {
@@ -183,6 +185,7 @@ class Policy:
         self.full = list(res.get("full", ["nvidia.com/gpu"]))
         self.mig_prefix = res.get("migPrefix", "nvidia.com/mig-")
         self.shared = list(res.get("shared", ["nvidia.com/gpu.shared"]))
+        self.fractional = list(res.get("fractional", []))
         self.extra_host_paths = [normalize_path(p) for p in spec.get("gpuHostPaths") or []]
         self.annotation_prefixes = list(spec.get("deviceAnnotationPrefixes", DEFAULT_ANNOTATION_PREFIXES))
         self.device_env = DEVICE_ENV + tuple(spec.get("gpuEnvVars") or [])
@@ -213,6 +216,8 @@ class Policy:
             return "full"
         if resource in self.shared:
             return "shared"
+        if resource in self.fractional:
+            return "fractional"
         if resource.startswith(self.mig_prefix):
             return "mig"
         return None
@@ -252,7 +257,7 @@ def container_gpu_quantities(policy, c):
     nonwhole = []
     for section in ("limits", "requests"):
         for name, value in (res.get(section) or {}).items():
-            if policy.gpu_kind(name) is None:
+            if policy.gpu_kind(name) in (None, "fractional"):
                 continue
             n, whole = gpu_count(parse_quantity(value))
             if not whole:
@@ -266,7 +271,7 @@ def container_huge_fields(policy, c):
     res = c.get("resources") or {}
     return [f"{section}[{name}]" for section in ("limits", "requests")
             for name, value in (res.get(section) or {}).items()
-            if policy.gpu_kind(name) is not None and parse_quantity(value) == SATURATED]
+            if policy.gpu_kind(name) not in (None, "fractional") and parse_quantity(value) == SATURATED]
 
 
 def container_units(policy, c, slices, quirks=frozenset()):
@@ -282,8 +287,21 @@ def container_units(policy, c, slices, quirks=frozenset()):
             units += n if g is None else n * Fraction(g, slices)
         else:
             units += n
-    asks = any(n != 0 for n in counts.values()) or bool(nonwhole)
+    asks = any(n != 0 for n in counts.values()) or bool(nonwhole) or container_asks_fraction(policy, c)
     return units, asks, nonwhole
+
+
+def asks_for_something(value):
+    """SPEC 3: a quantity never counts as zero unless it is zero (unreadable ones ask)."""
+    q = parse_quantity(value)
+    return q is None or q != 0
+
+
+def container_asks_fraction(policy, c):
+    """SPEC 1: a `gpuResources.fractional` resource makes a GPU pod and counts no GPUs."""
+    res = c.get("resources") or {}
+    return any(policy.gpu_kind(name) == "fractional" and asks_for_something(value)
+               for section in ("limits", "requests") for name, value in (res.get(section) or {}).items())
 
 
 def gpu_info(policy, spec, pool, quirks=frozenset()):
@@ -667,12 +685,17 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     if pool is not None and pool.get("trust") == "adversarial":
         if gpu_pod and pool.get("sharing") == "mps":
             res.add("mps-adversarial", "GPU request in an MPS pool")
-        if ns.get(SHARING_LABEL) == "mps":
-            res.add("mps-adversarial", "nodeSelector sharing-strategy mps")
+        # any node constraint on the MPS labels, but sharing-strategy equal to / In [none]
+        if SHARING_LABEL in ns and ns[SHARING_LABEL] != "none":
+            res.add("mps-adversarial", "nodeSelector sharing-strategy")
+        if MPS_CAPABLE_LABEL in ns:
+            res.add("mps-adversarial", "nodeSelector mps.capable")
         for t in required_terms(spec):
-            if any(e.get("key") == SHARING_LABEL and e.get("operator") == "In"
-                   and "mps" in (e.get("values") or []) for e in t):
-                res.add("mps-adversarial", "affinity sharing-strategy mps")
+            for e in t:
+                values = e.get("values") or []
+                none_only = e.get("operator") == "In" and values and all(v == "none" for v in values)
+                if (e.get("key") == SHARING_LABEL and not none_only) or e.get("key") == MPS_CAPABLE_LABEL:
+                    res.add("mps-adversarial", f"affinity {e.get('key')} {e.get('operator')}")
         for kind, i, c in all_containers(spec):
             for e in c.get("env") or []:
                 if (e.get("name") or "").startswith("CUDA_MPS_"):
@@ -687,6 +710,28 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
                 res.add("mps-adversarial", f"hostPath {hp.get('path')}")
         if spec.get("hostIPC") is True:
             res.add("mps-adversarial", "hostIPC")
+
+    # gpu-sharing
+    if pool is not None and pool.get("trust") == "adversarial":
+        if gpu_pod and pool.get("sharing") == "time-slicing":
+            res.add("gpu-sharing", "GPU request in a time-sliced pool")
+        for kind, i, c in all_containers(spec):
+            r = c.get("resources") or {}
+            for section in ("limits", "requests"):
+                for name, value in (r.get(section) or {}).items():
+                    if policy.gpu_kind(name) in ("shared", "fractional") and asks_for_something(value):
+                        res.add("gpu-sharing", f"{kind}[{i}] {section}[{name}]")
+        if REPLICAS_LABEL in ns:
+            res.add("gpu-sharing", "nodeSelector gpu.replicas")
+        if PRODUCT_LABEL in ns and ns[PRODUCT_LABEL].upper().endswith("-SHARED"):
+            res.add("gpu-sharing", "nodeSelector -SHARED product")
+        for t in required_terms(spec):
+            for e in t:
+                if e.get("key") == REPLICAS_LABEL:
+                    res.add("gpu-sharing", f"affinity gpu.replicas {e.get('operator')}")
+                if (e.get("key") == PRODUCT_LABEL and e.get("operator") == "In"
+                        and any(v.upper().endswith("-SHARED") for v in e.get("values") or [])):
+                    res.add("gpu-sharing", "affinity -SHARED product")
 
     # gpu-tolerations
     if gpu_pod:

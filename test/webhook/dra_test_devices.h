@@ -1,5 +1,6 @@
 // The spec.devices of the DRA claims the allocation tests swap under a pod: one MIG slice pinned
-// to 1g.10gb, whole GPUs, and the slice with the NVIDIA driver asked for MPS.
+// to 1g.10gb, whole GPUs, the slice with the NVIDIA driver asked for MPS or time-slicing, and a
+// share of a slice (consumable capacity).
 #pragma once
 
 #include <string>
@@ -22,6 +23,18 @@ inline nlohmann::json mps_mig_slice() {
   nlohmann::json devices = one_mig_slice();
   devices["config"] = nlohmann::json::parse(R"([{"opaque":{"driver":"gpu.nvidia.com","parameters":{
     "apiVersion":"resource.nvidia.com/v1beta1","kind":"MigDeviceConfig","sharing":{"strategy":"MPS"}}}}])");
+  return devices;
+}
+
+inline nlohmann::json time_sliced_mig_slice() {
+  nlohmann::json devices = mps_mig_slice();
+  devices["config"][0]["opaque"]["parameters"]["sharing"]["strategy"] = "TimeSlicing";
+  return devices;
+}
+
+inline nlohmann::json shared_mig_slice() {
+  nlohmann::json devices = one_mig_slice();
+  devices["requests"][0]["exactly"]["capacity"] = {{"requests", {{"memory", "5Gi"}}}};
   return devices;
 }
 

@@ -1,7 +1,10 @@
 // mps-adversarial: MPS shares one GPU context between processes with no memory or fault
 // isolation, so a pod in an adversarial pool must have no path to it: the pool's device plugin
-// sharing mode, an MPS node selector, CUDA_MPS_* env vars (set directly or formed by an envFrom
-// prefix), hostPaths that reach an MPS pipe directory (policy/views/host_path.h's MPS table), host IPC.
+// sharing mode, a node constraint on the MPS node labels, CUDA_MPS_* env vars (set directly or
+// formed by an envFrom prefix), hostPaths that reach an MPS pipe directory
+// (policy/views/host_path.h's MPS table), host IPC, a DRA claim whose driver config asks for MPS.
+#include <algorithm>
+
 #include "policy/views/host_path.h"
 #include "policy/evaluation/rules/rule.h"
 #include "policy/base/tenant_labels.h"
@@ -9,6 +12,27 @@
 namespace gpu_admission::policy {
 namespace {
 constexpr std::string_view kSharingLabel = "nvidia.com/gpu.sharing-strategy";
+constexpr std::string_view kMpsCapableLabel = "nvidia.com/mps.capable";
+
+// The one constraint on the sharing-strategy label that cannot reach MPS nodes: equal to none
+// (nodeSelector, or In with none as its only value).
+bool selects_unshared_only(const NodeConstraint& c) {
+  if (!c.selector && c.op != "In") return false;
+  return !c.values.empty() && std::all_of(c.values.begin(), c.values.end(), [](auto v) { return v == "none"; });
+}
+
+// A constraint on the GPU feature discovery labels that say a node shares its GPUs through MPS is
+// an opt-in to MPS nodes, whatever the operator (NotIn [none] and Exists reach MPS nodes too), in
+// every ORed term; nvidia.com/gpu.sharing-strategy=none is the exception.
+void check_node_constraints(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
+  auto report = [&](const NodeConstraint& c) {
+    out.report(c.field, "node constraint " + c.describe() + " can select MPS nodes in adversarial pool " + pool);
+  };
+  for_each_node_constraint(ctx, kSharingLabel, [&](const NodeConstraint& c) {
+    if (!selects_unshared_only(c)) report(c);
+  });
+  for_each_node_constraint(ctx, kMpsCapableLabel, report);
+}
 
 // True when `prefix` + a non-empty key can spell a CUDA_MPS_* name.
 bool envfrom_prefix_forms_mps(std::string_view prefix) {
@@ -60,23 +84,7 @@ void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
                e.describe() + " asks the GPU driver for MPS sharing (sharing.strategy: MPS) in adversarial pool " + pool);
   }
 
-  bool found = false;
-  if (ctx.pod.node_selector_value(kSharingLabel, &found) == "mps" && found)
-    out.report(ctx.field("spec.nodeSelector[\"nvidia.com/gpu.sharing-strategy\"]"),
-               "selects MPS nodes in adversarial pool " + pool);
-  for (size_t t = 0; t < ctx.pod.required_node_affinity.size(); ++t) {
-    const auto& term = ctx.pod.required_node_affinity[t];
-    for (size_t e = 0; e < term.match_expressions.size(); ++e) {
-      const auto& expr = term.match_expressions[e];
-      if (expr.key != kSharingLabel || expr.op != "In") continue;
-      for (auto v : expr.values) {
-        if (v != "mps") continue;
-        out.report(ctx.field("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[" +
-                             std::to_string(t) + "].matchExpressions[" + std::to_string(e) + "]"),
-                   "selects MPS nodes in adversarial pool " + pool);
-      }
-    }
-  }
+  check_node_constraints(ctx, pool, out);
   check_env(ctx, pool, out);
   check_host_paths(ctx, out);
   if (ctx.pod.host_ipc)

@@ -13,6 +13,7 @@ const std::array<RuleDef, kRuleCount>& rule_table() {
       {RuleId::TenantPool, "pool not allowed for tenant", check_tenant_pool},
       {RuleId::TenantLabel, "tenant label mismatch", check_tenant_label},
       {RuleId::MigProfile, "invalid MIG resource", check_mig_profile},
+      {RuleId::GpuSharing, "GPU sharing without isolation in an adversarial pool", check_gpu_sharing},
   }};
   return table;
 }
@@ -61,6 +62,20 @@ std::string unresolved_claim_message(const PodClaimGpus& claim, std::string_view
   text += claim.object_name;
   text += ": not found";
   return text;
+}
+
+std::string NodeConstraint::describe() const {
+  std::string out(key);
+  if (selector) return out + "=" + std::string(values.empty() ? std::string_view{} : values.front());
+  out += " ";
+  out += op;
+  if (values.empty() && (op == "Exists" || op == "DoesNotExist")) return out;
+  out += " [";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ", ";
+    out += values[i];
+  }
+  return out + "]";
 }
 
 }  // namespace gpu_admission::policy

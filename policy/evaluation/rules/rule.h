@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,7 @@ void check_gpu_tolerations(const RuleContext&, RuleOutput&);
 void check_tenant_pool(const RuleContext&, RuleOutput&);
 void check_tenant_label(const RuleContext&, RuleOutput&);
 void check_mig_profile(const RuleContext&, RuleOutput&);
+void check_gpu_sharing(const RuleContext&, RuleOutput&);
 
 // The table, in RuleId order.
 const std::array<RuleDef, kRuleCount>& rule_table();
@@ -78,5 +80,37 @@ std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim);  // 
 // "cannot <what> of ResourceClaimTemplate x: not found" (or that the entry names nothing).
 // Rules fail closed on such a claim wherever its content could matter.
 std::string unresolved_claim_message(const PodClaimGpus& claim, std::string_view what);
+
+// One node constraint of the pod on a label: its nodeSelector entry, or a required node-affinity
+// requirement on it (any operator) in any of the ORed terms.
+struct NodeConstraint {
+  std::string field;                         // spec.nodeSelector["k"] / ...nodeSelectorTerms[t].matchExpressions[e]
+  bool selector = false;                     // a nodeSelector entry (equality with values[0])
+  std::string_view key;
+  std::string_view op;                       // the affinity operator as written ("" for nodeSelector)
+  std::span<const std::string_view> values;  // the nodeSelector value, or the requirement's values
+  std::string describe() const;              // `k=v`, `k NotIn [a, b]`, `k Exists`
+};
+
+// Calls visit(const NodeConstraint&) for every node constraint of the pod on `key`.
+template <typename Visit>
+void for_each_node_constraint(const RuleContext& ctx, std::string_view key, Visit visit) {
+  for (const auto& entry : ctx.pod.node_selector) {
+    if (entry.first != key) continue;
+    visit(NodeConstraint{ctx.field("spec.nodeSelector[\"" + std::string(key) + "\"]"), true, key, "",
+                         std::span<const std::string_view>(&entry.second, 1)});
+  }
+  const auto& terms = ctx.pod.required_node_affinity;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    for (size_t e = 0; e < terms[t].match_expressions.size(); ++e) {
+      const NodeSelectorRequirement& expr = terms[t].match_expressions[e];
+      if (expr.key != key) continue;
+      visit(NodeConstraint{ctx.field("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                                     "nodeSelectorTerms[" + std::to_string(t) + "].matchExpressions[" +
+                                     std::to_string(e) + "]"),
+                           false, key, expr.op, expr.values});
+    }
+  }
+}
 
 }  // namespace gpu_admission::policy

@@ -141,12 +141,27 @@ TEST_CASE("lint: an adversarial pool shared with MPS", "[lint]") {
   CHECK(l.warnings.size() == 1);
 }
 
+TEST_CASE("lint: an adversarial pool shared by time-slicing", "[lint]") {
+  Linted l = lint(replace(kClean, "mig: {strategy: mixed, defaultProfile: 1g.10gb}", "sharing: time-slicing"));
+  INFO(l.load.report());
+  CHECK(has(l, "spec.pools[0].sharing",
+            "pool \"a100-secure\" is adversarial but shares GPUs by time-slicing: time-slicing gives no memory or "
+            "fault isolation between tenants, and gpu-sharing will deny every GPU pod here"));
+  CHECK(l.warnings.size() == 1);
+  // A cooperative pool may time-slice.
+  Linted coop = lint(replace(kClean, "sharing: mps", "sharing: time-slicing"));
+  INFO(coop.load.report());
+  CHECK(coop.warnings.empty());
+}
+
 TEST_CASE("lint: MIG together with sharing", "[lint]") {
   Linted l = lint(replace(kClean, "mig: {strategy: mixed, defaultProfile: 1g.10gb}",
                           "mig: {strategy: mixed, defaultProfile: 1g.10gb}\n      sharing: time-slicing"));
   INFO(l.load.report());
   CHECK(has(l, "spec.pools[0].sharing", "MIG and time-slicing sharing together"));
-  CHECK(l.warnings.size() == 1);
+  // The pool is adversarial too: time-slicing there is gpu-sharing's warning as well.
+  CHECK(has(l, "spec.pools[0].sharing", "is adversarial but shares GPUs by time-slicing"));
+  CHECK(l.warnings.size() == 2);
 }
 
 TEST_CASE("lint: a tenant with pools and no defaultPool", "[lint]") {

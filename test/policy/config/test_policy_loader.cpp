@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "policy/config/policy_loader.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -117,4 +118,36 @@ TEST_CASE("the built-in default policy compiles without warnings", "[loader]") {
   REQUIRE(load.ok());
   CHECK(load.issues.empty());
   CHECK(load.policy->pools().size() >= 2);
+}
+
+TEST_CASE("gpuResources.fractional and the rule gpu-sharing load, and show as they were given", "[loader]") {
+  const std::string text = replace(kValid, "spec:\n", R"(spec:
+  gpuResources: {fractional: [nvidia.com/gpumem, nvidia.com/gpucores]}
+  rules: {gpu-sharing: warn}
+)");
+  auto load = webhook::load_policy_text(text, "p.yaml");
+  INFO(load.report());
+  REQUIRE(load.ok());
+  using Kind = policy::CompiledPolicy::GpuKind;
+  CHECK(load.policy->classify_resource("nvidia.com/gpumem") == Kind::Fractional);
+  CHECK(load.policy->classify_resource("nvidia.com/gpucores") == Kind::Fractional);
+  CHECK(load.policy->classify_resource("nvidia.com/gpumem-percentage") == Kind::NotGpu);
+  CHECK(load.policy->action(policy::RuleId::GpuSharing) == policy::Action::Warn);
+  const Json shown = policy::policy_config_to_json(load.policy->config());
+  CHECK(shown["spec"]["gpuResources"]["fractional"] == Json::array({"nvidia.com/gpumem", "nvidia.com/gpucores"}));
+  CHECK(shown["spec"]["rules"]["gpu-sharing"] == "warn");
+  // Left out: no fractional resources, gpu-sharing denies.
+  auto plain = webhook::load_policy_text(kValid, "p.yaml");
+  REQUIRE(plain.ok());
+  CHECK_FALSE(policy::policy_config_to_json(plain.policy->config())["spec"]["gpuResources"].contains("fractional"));
+  CHECK(plain.policy->action(policy::RuleId::GpuSharing) == policy::Action::Deny);
+  // A name in full and fractional is a whole GPU; a fractional list of the wrong type is an error.
+  auto both = webhook::load_policy_text(replace(kValid, "spec:\n", "spec:\n  gpuResources: {fractional: [nvidia.com/gpu]}\n"),
+                                        "p.yaml");
+  REQUIRE(both.ok());
+  CHECK(both.policy->classify_resource("nvidia.com/gpu") == Kind::Full);
+  auto bad = webhook::load_policy_text(replace(kValid, "spec:\n", "spec:\n  gpuResources: {fractional: nvidia.com/gpumem}\n"),
+                                       "p.yaml");
+  CHECK_FALSE(bad.ok());
+  CHECK(reports(bad, "spec.gpuResources.fractional"));
 }

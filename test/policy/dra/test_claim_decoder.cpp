@@ -201,6 +201,32 @@ TEST_CASE("v1beta1: flat requests and firstAvailable", "[claim]") {
   CHECK_FALSE(c.requests[3].alternatives.at(0).admin_access);  // subrequests have no adminAccess
 }
 
+TEST_CASE("capacity (consumable capacity) in every shape marks the subrequest that sets it", "[claim]") {
+  const std::string cap = "capacity: {requests: {memory: 10Gi}}";
+  for (const char* version : {"v1", "v1beta2"}) {
+    INFO(version);
+    auto d = decode_yaml(claim_yaml(version, "{requests: [{name: a, exactly: {deviceClassName: gpu.nvidia.com, " + cap +
+                                                 "}}, {name: b, exactly: {deviceClassName: gpu.nvidia.com}},"
+                                                 " {name: c, firstAvailable: [{name: x, deviceClassName: gpu.nvidia.com},"
+                                                 " {name: y, deviceClassName: gpu.nvidia.com, capacity: {}}]}]}"));
+    REQUIRE_FALSE(d->error.has_value());
+    const auto& r = d->claim.requests;
+    CHECK(r.at(0).alternatives.at(0).capacity);
+    CHECK_FALSE(r.at(1).alternatives.at(0).capacity);
+    CHECK_FALSE(r.at(2).alternatives.at(0).capacity);
+    CHECK(r.at(2).alternatives.at(1).capacity);  // present, even empty: the device's default share
+  }
+  auto flat = decode_yaml(claim_yaml("v1beta1", "{requests: [{name: a, deviceClassName: mig.nvidia.com, " + cap +
+                                                    "}, {name: b, firstAvailable: [{name: x, deviceClassName: "
+                                                    "gpu.nvidia.com, " + cap + "}]}, {name: c, deviceClassName: "
+                                                    "gpu.nvidia.com, capacity: null}]}",
+                                     true));
+  REQUIRE_FALSE(flat->error.has_value());
+  CHECK(flat->claim.requests.at(0).alternatives.at(0).capacity);
+  CHECK(flat->claim.requests.at(1).alternatives.at(0).capacity);
+  CHECK_FALSE(flat->claim.requests.at(2).alternatives.at(0).capacity);  // null is absent
+}
+
 TEST_CASE("driver configs", "[claim]") {
   auto d = decode_yaml(claim_yaml("v1",
                                   "{requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com}}], config: ["
@@ -239,7 +265,7 @@ TEST_CASE("claims without devices, null fields and unknown fields", "[claim]") {
   REQUIRE_FALSE(nulls->error.has_value());
   CHECK(nulls->claim.requests.at(0).alternatives.at(0).count == 1);
   auto unknown = decode_yaml(claim_yaml("v1", "{requests: [{name: u, extra: [1], exactly: {deviceClassName: gpu.nvidia.com,"
-                                              " capacity: 7, tolerations: 1, future: {a: b}}}], constraints: 3, more: x}"));
+                                              " tolerations: 1, future: {a: b}}}], constraints: 3, more: x}"));
   REQUIRE_FALSE(unknown->error.has_value());
   auto status = decode_yaml("{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, spec: {devices: {}}, status: 5}");
   REQUIRE_FALSE(status->error.has_value());
@@ -277,6 +303,12 @@ const std::vector<ErrorCase> kErrorCases = {
      "spec.devices.requests[0].exactly.allocationMode", "string"},
     {v1("{requests: [{name: b, exactly: {" + g + ", adminAccess: 'yes'}}]}"),
      "spec.devices.requests[0].exactly.adminAccess", "true or false"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", capacity: 7}}]}"), "spec.devices.requests[0].exactly.capacity",
+     "object"},
+    {v1("{requests: [{name: b, exactly: {" + g + ", capacity: {requests: [memory]}}}]}"),
+     "spec.devices.requests[0].exactly.capacity.requests", "object"},
+    {tpl("v1beta1", "{requests: [{name: b, firstAvailable: [{name: x, " + g + ", capacity: x}]}]}"),
+     "spec.spec.devices.requests[0].firstAvailable[0].capacity", "object"},
     {v1("{requests: [{name: b, exactly: {deviceClassName: 7}}]}"), "spec.devices.requests[0].exactly.deviceClassName",
      "string"},
     {v1("{requests: [{name: b, exactly: {count: 1}}]}"), "spec.devices.requests[0].exactly.deviceClassName", "required"},

@@ -391,6 +391,42 @@ TEST_CASE("MPS: which driver configs apply to which requests", "[claim][mps]") {
   CHECK_FALSE(policy::count_claim_gpus(all_requests, GpuCounting{}).mps);
 }
 
+TEST_CASE("time-slicing and shares of a device: which requests they mark", "[claim][gpu-sharing]") {
+  CHECK(policy::config_asks_time_slicing(config("gpu.nvidia.com", "GpuConfig", "TimeSlicing")));
+  CHECK(policy::config_asks_time_slicing(config("gpu.nvidia.com", "MigDeviceConfig", "timeslicing")));
+  CHECK_FALSE(policy::config_asks_time_slicing(config("gpu.nvidia.com", "GpuConfig", "MPS")));
+  CHECK_FALSE(policy::config_asks_time_slicing(config("gpu.nvidia.com", "GpuConfig", "Time-Slicing")));
+  CHECK_FALSE(policy::config_asks_time_slicing(config("gpu.nvidia.com", "VfioDeviceConfig", "TimeSlicing")));
+  CHECK_FALSE(policy::config_asks_time_slicing(config("other.example.com", "GpuConfig", "TimeSlicing")));
+
+  ClaimView claim;
+  claim.requests.push_back(request(0, "ts", {sub("gpu.nvidia.com")}));
+  claim.requests.push_back(request(1, "mps", {sub("gpu.nvidia.com")}));
+  claim.requests.push_back(request(2, "fa", {sub("mig.nvidia.com"), sub("gpu.nvidia.com")}));
+  claim.configs.push_back(config("gpu.nvidia.com", "GpuConfig", "TimeSlicing", {"ts"}));
+  claim.configs.push_back(config("gpu.nvidia.com", "GpuConfig", "MPS", {"mps"}));
+  auto gpus = policy::count_claim_gpus(claim, GpuCounting{});
+  CHECK(gpus.requests[0].time_slicing);
+  CHECK_FALSE(gpus.requests[0].mps);
+  CHECK_FALSE(gpus.requests[1].time_slicing);
+  CHECK_FALSE(gpus.requests[2].time_slicing);
+  CHECK(gpus.time_slicing);
+  CHECK_FALSE(gpus.capacity);
+  for (size_t i = 0; i < claim.requests.size(); ++i)
+    CHECK(policy::count_request(claim, claim.requests[i], GpuCounting{}).time_slicing == gpus.requests[i].time_slicing);
+
+  // capacity on a GPU alternative (of firstAvailable too) is a share; on a class that is no GPU's, not.
+  claim.requests[2].alternatives[1].capacity = true;
+  claim.requests.push_back(request(3, "nic", {sub("nic.example.com")}));
+  claim.requests[3].alternatives[0].capacity = true;
+  gpus = policy::count_claim_gpus(claim, GpuCounting{});
+  CHECK(gpus.requests[2].capacity);
+  CHECK_FALSE(gpus.requests[3].capacity);
+  CHECK(gpus.capacity);
+  claim.requests[2].alternatives[1].capacity = false;
+  CHECK_FALSE(policy::count_claim_gpus(claim, GpuCounting{}).capacity);
+}
+
 TEST_CASE("large claims: MPS marking and profile lists stay n log n", "[claim][mps]") {
   constexpr int kN = 20000;
   std::vector<std::string> names, listed;

@@ -1,7 +1,8 @@
 // A pod's DRA claim that cannot be found (created after the pod, deleted, or unreadable in
 // cluster state) is never a silent zero, even where no cap applies: every rule whose verdict
-// depends on a claim's content fails closed where that content could matter: mps-adversarial in
-// an adversarial pool (its driver config could ask for MPS), mig-profile in a MIG pool (it could
+// depends on a claim's content fails closed where that content could matter: mps-adversarial and
+// gpu-sharing in an adversarial pool (its driver config could ask for MPS or time-slicing, its
+// requests for a share of a device), mig-profile in a MIG pool (it could
 // ask for whole GPUs or a foreign profile). Elsewhere such a pod is judged on the rest of it.
 #include <catch2/catch.hpp>
 
@@ -81,10 +82,10 @@ TEST_CASE("an unresolved claim fails closed in the pool rules where its content 
     std::set<std::string> denied;
   };
   const Case cases[] = {
-      {"mig", {"mps-adversarial", "mig-profile"}},  // adversarial and MIG
-      {"single", {"mig-profile"}},                  // MIG, cooperative
-      {"secure", {"mps-adversarial"}},              // adversarial, no MIG
-      {"coop", {}},                                 // neither: judged on the rest of the pod
+      {"mig", {"mps-adversarial", "gpu-sharing", "mig-profile"}},  // adversarial and MIG
+      {"single", {"mig-profile"}},                                 // MIG, cooperative
+      {"secure", {"mps-adversarial", "gpu-sharing"}},              // adversarial, no MIG
+      {"coop", {}},                                                // neither: judged on the rest of the pod
   };
   for (const char* reference : {"resourceClaimName", "resourceClaimTemplateName"}) {
     for (const auto& c : cases) {
@@ -95,7 +96,7 @@ TEST_CASE("an unresolved claim fails closed in the pool rules where its content 
       const std::string kind = std::string(reference) == "resourceClaimName" ? "ResourceClaim made-later"
                                                                              : "ResourceClaimTemplate made-later";
       for (const auto& f : d.findings) {
-        if (f.rule == policy::RuleId::MpsAdversarial)
+        if (f.rule == policy::RuleId::MpsAdversarial || f.rule == policy::RuleId::GpuSharing)
           CHECK(f.message == "cannot judge the sharing of " + kind + ": not found in adversarial pool \"" + c.pool + "\"");
         if (f.rule == policy::RuleId::MigProfile)
           CHECK(f.message.starts_with("cannot judge the MIG devices of " + kind + ": not found"));

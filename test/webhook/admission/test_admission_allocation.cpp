@@ -125,6 +125,14 @@ TEST_CASE("allocation: a claim swapped under an admitted pod is refused naming t
   resp = f.allocate(claim("c1", mps_slice()));
   REQUIRE(resp["allowed"] == false);
   CHECK(message_of(resp).find("[mps-adversarial] pod team-alpha/train: ") != std::string::npos);
+  // Time-slicing, or a share of a device, in the adversarial pool: gpu-sharing, and nothing else.
+  for (const json& devices : {dra_test::time_sliced_mig_slice(), dra_test::shared_mig_slice()}) {
+    resp = f.allocate(claim("c1", devices));
+    INFO(devices.dump() << " -> " << resp.dump());
+    REQUIRE(resp["allowed"] == false);
+    CHECK(message_of(resp).find("[gpu-sharing] pod team-alpha/train: ") != std::string::npos);
+    CHECK(message_of(resp).find("[mps-adversarial]") == std::string::npos);
+  }
 }
 
 TEST_CASE("allocation: a claim made from the pod's template is judged in that entry's place",

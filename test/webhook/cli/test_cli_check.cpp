@@ -285,6 +285,7 @@ const std::vector<Expected> kExpected = {
     {"host-namespaces-pod.yaml", "node-profiler", false, {"host-namespaces"}, {}, {}},
     {"device-access-pod.yaml", "sneaky-notebook", false, {"gpu-device-access"}, {}, {}},
     {"mps-client-pod.yaml", "nbody-mps", false, {"mps-adversarial"}, {}, {}},
+    {"time-sliced-replica-pod.yaml", "notebook-slice", false, {"gpu-sharing"}, {}, {}},
     {"missing-toleration-pod.yaml", "cuda-vectoradd", false, {"gpu-tolerations"}, {}, {}},
     {"wrong-pool-pod.yaml", "fast-h100", false, {"tenant-pool"}, {}, {}},
     {"bad-mig-profile-pod.yaml", "wrong-slice", false, {"mig-profile"}, {}, {}},
@@ -380,7 +381,7 @@ TEST_CASE("check: the examples, one decision per manifest, as the SPEC says", "[
   }
   CHECK(rules == std::set<std::string>{"privileged", "host-namespaces", "gpu-device-access", "gpu-cap",
                                        "mps-adversarial", "gpu-tolerations", "tenant-pool", "tenant-label",
-                                       "mig-profile"});
+                                       "mig-profile", "gpu-sharing"});
   CHECK(paths.find("/resources/limits/nvidia.com~1mig-1g.10gb") != std::string::npos);  // mig-resources, mixed
   CHECK(paths.find("/nodeSelector/nvidia.com~1gpu.product") != std::string::npos);      // mig-resources, single
   CHECK(paths.find("/annotations/gpu-admission.io~1mig-injected") != std::string::npos);
@@ -584,7 +585,7 @@ TEST_CASE("check: -o junit, one testcase per object, failures for denials", "[cl
   json doc = check_json(jfiles, 1);
   size_t denied = 0;
   for (const auto& res : doc["results"]) denied += !res["allowed"].get<bool>();
-  CHECK(denied == 8);  // 7 examples and the privileged pod of multi.yaml
+  CHECK(denied == 9);  // 8 examples and the privileged pod of multi.yaml
   const size_t evaluated = doc["results"].size();
   const size_t cases = count_named(els, "testcase");
   // One testcase per evaluated object; a skipped object may be listed as a skipped testcase.

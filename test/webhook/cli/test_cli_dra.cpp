@@ -54,7 +54,7 @@ TEST_CASE("dra: the examples' DRA suite passes", "[cli][dra]") {
   CliRun r = run_cli({"test", kDraExamples + "/suite.yaml"});
   INFO(describe(r));
   CHECK(r.code == 0);
-  CHECK(r.out.find("6 passed, 0 failed") != std::string::npos);
+  CHECK(r.out.find("7 passed, 0 failed") != std::string::npos);
 }
 
 TEST_CASE("dra: check resolves a pod's claim template among its inputs and says where its GPUs come from",
@@ -72,10 +72,32 @@ TEST_CASE("dra: check resolves a pod's claim template among its inputs and says 
   // the adversarial MIG pool: never a silent zero.
   json alone = check_json({kDraExamples + "/pod-template.yaml"}, 1);
   REQUIRE(alone["results"].size() == 1);
-  CHECK(denied_rules(alone["results"][0]) == std::set<std::string>{"gpu-cap", "mps-adversarial", "mig-profile"});
+  CHECK(denied_rules(alone["results"][0]) ==
+        std::set<std::string>{"gpu-cap", "mps-adversarial", "mig-profile", "gpu-sharing"});
   const auto& v = alone["results"][0]["violations"][0];
   CHECK(v["field"] == "spec.resourceClaims[0]");
   CHECK(v["message"] == "cannot count the GPUs of ResourceClaimTemplate one-slice: not found");
+}
+
+TEST_CASE("dra: check refuses a time-sliced claim in an adversarial pool, at the pod's claim entry", "[cli][dra]") {
+  // The claim (v1beta2, its GpuConfig asking for TimeSlicing) and its pod, as the fixture gives them.
+  const std::string fixture = kSource + "/test/fixtures/gpu-sharing/fail/dra-v1beta2-time-slicing.yaml";
+  json doc = check_json({"-p", kSource + "/test/fixtures/policy.yaml", fixture}, 1);
+  std::map<std::string, json> by_kind;
+  for (const auto& r : doc["results"]) by_kind[r["kind"].get<std::string>()] = r;
+  REQUIRE(by_kind.count("ResourceClaim") == 1);
+  CHECK(by_kind["ResourceClaim"]["allowed"] == true);  // a claim names no pool: judged with its pod
+  const json& pod = by_kind["Pod"];
+  CHECK(denied_rules(pod) == std::set<std::string>{"gpu-sharing"});
+  bool found = false;
+  for (const auto& v : pod["violations"]) {
+    if (v["rule"] != "gpu-sharing") continue;
+    found = true;
+    CHECK(v["field"] == "spec.resourceClaims[0]");
+    CHECK(v["message"] == "claim ts-gpu: request \"ts\" asks the GPU driver for time-slicing (sharing.strategy: "
+                          "TimeSlicing) in adversarial pool \"a100-secure\"");
+  }
+  CHECK(found);
 }
 
 TEST_CASE("dra: claims and templates are judged as objects, findings at spec.devices.requests[i]", "[cli][dra]") {
@@ -109,6 +131,26 @@ TEST_CASE("dra: NVIDIA's DRA driver manifests in an untrusted and a trusted tena
     // v1beta1 (flat requests) is judged the same way.
     CHECK(run("untrusted", "quickstart/v1beta1/gpu-test-mps.yaml", 1)["Pod/test-pod"] ==
           Rules{"mps-adversarial", "mig-profile"});
+  }
+  SECTION("the time-slicing quickstarts: refused in the adversarial pool by gpu-sharing, admitted in the cooperative one") {
+    for (const char* version : {"v1", "v1beta1"}) {
+      INFO(version);
+      const std::string dir = std::string("quickstart/") + version;
+      auto five = run("untrusted", dir + "/gpu-test5.yaml", 1);  // a TimeSlicing and an MPS request
+      CHECK(five["Pod/pod0"].count("gpu-sharing") == 1);
+      CHECK(five["Pod/pod0"].count("mps-adversarial") == 1);
+      auto six = run("untrusted", dir + "/gpu-test6.yaml", 1);  // TimeSlicing only
+      for (const auto& [object, rules] : six)
+        if (object.rfind("Pod/", 0) == 0 || object.rfind("Deployment/", 0) == 0) {
+          INFO(object);
+          CHECK(rules.count("gpu-sharing") == 1);
+          CHECK(rules.count("mps-adversarial") == 0);
+        }
+      for (const auto& [object, rules] : run("trusted", dir + "/gpu-test6.yaml", 0)) {
+        INFO(object);
+        CHECK(rules.empty());
+      }
+    }
   }
   SECTION("whole GPUs through DRA are not handed out in a MIG pool") {
     auto untrusted = run("untrusted", "quickstart/v1/gpu-test1.yaml", 1);

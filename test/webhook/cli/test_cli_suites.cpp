@@ -359,7 +359,7 @@ TEST_CASE("test: the examples suite passes", "[cli][test]") {
   // Every rule and every mutation of the examples is exercised by the suite.
   const std::string suite = slurp(kExamples + "/suite.yaml");
   for (const char* rule : {"privileged", "host-namespaces", "gpu-device-access", "mps-adversarial",
-                           "gpu-tolerations", "tenant-pool", "tenant-label", "mig-profile"})
+                           "gpu-tolerations", "tenant-pool", "tenant-label", "mig-profile", "gpu-sharing"})
     CHECK(suite.find(rule) != std::string::npos);
   CHECK(suite.find("nvidia.com/mig-1g.10gb") != std::string::npos);   // mig-resources (mixed)
   CHECK(suite.find("A100-SXM4-40GB-MIG-3g.20gb") != std::string::npos);  // mig-resources (single)

@@ -207,3 +207,85 @@ TEST_CASE("an envFrom prefix that can spell a CUDA_MPS_* name is denied in an ad
     }
   }
 }
+
+namespace {
+
+const std::string kTerms = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+
+// A pod pinned to `pool` by two ORed terms; `expr` (when not null) is added to term `position`.
+Json pod_with_term(const std::string& pool, const Json& expr, size_t position) {
+  Json pod = pod_in(pool);
+  pod["spec"].erase("nodeSelector");
+  Json terms = Json::array();
+  for (size_t t = 0; t < 2; ++t) {
+    Json term = {{"matchExpressions", Json::array({{{"key", "pool"}, {"operator", "In"}, {"values", {pool}}}})}};
+    if (t == position) term["matchExpressions"].push_back(expr);
+    terms.push_back(term);
+  }
+  pod["spec"]["affinity"] = {
+      {"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}};
+  return pod;
+}
+
+Json requirement(const std::string& key, const std::string& op, const std::vector<std::string>& values) {
+  Json e = {{"key", key}, {"operator", op}};
+  if (!values.empty()) e["values"] = values;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("a node constraint on the MPS node labels is an opt-in under every operator, but sharing-strategy none",
+          "[mps-adversarial][node-constraints]") {
+  struct Expr {
+    std::string key, op;
+    std::vector<std::string> values;
+    bool opt_in;
+  };
+  const std::string strategy = "nvidia.com/gpu.sharing-strategy", capable = "nvidia.com/mps.capable";
+  const std::vector<Expr> exprs = {
+      {strategy, "In", {"mps"}, true},          {strategy, "In", {"none", "mps"}, true},
+      {strategy, "In", {"time-slicing"}, true}, {strategy, "NotIn", {"none"}, true},
+      {strategy, "NotIn", {"mps"}, true},       {strategy, "Exists", {}, true},
+      {strategy, "DoesNotExist", {}, true},     {strategy, "Gt", {"0"}, true},
+      {strategy, "Lt", {"9"}, true},            {strategy, "In", {}, true},
+      {strategy, "In", {"none"}, false},        {strategy, "In", {"none", "none"}, false},
+      {capable, "In", {"true"}, true},          {capable, "NotIn", {"false"}, true},
+      {capable, "Exists", {}, true},            {capable, "DoesNotExist", {}, true},
+      {capable, "Gt", {"0"}, true},             {capable, "Lt", {"1"}, true},
+      {"nvidia.com/gpu.count", "Exists", {}, false}};
+  for (const Expr& e : exprs) {
+    for (size_t position = 0; position < 2; ++position) {
+      INFO(e.key << " " << e.op << " (" << e.values.size() << " values) in term " << position);
+      auto fs = mps_findings(pod_with_term("secure", requirement(e.key, e.op, e.values), position));
+      INFO(all(fs));
+      REQUIRE(fs.size() == (e.opt_in ? 1u : 0u));
+      if (e.opt_in) {
+        CHECK(has_field(fs, kTerms + "[" + std::to_string(position) + "].matchExpressions[1]"));
+        CHECK(fs[0].message.find("can select MPS nodes in adversarial pool \"secure\"") != std::string::npos);
+      }
+      CHECK(mps_findings(pod_with_term("coop", requirement(e.key, e.op, e.values), position)).empty());
+    }
+  }
+  struct Selector {
+    std::string key, value;
+    bool opt_in;
+  };
+  for (const Selector& s : std::vector<Selector>{{strategy, "mps", true},
+                                                 {strategy, "time-slicing", true},
+                                                 {strategy, "", true},
+                                                 {strategy, "None", true},
+                                                 {strategy, "none", false},
+                                                 {capable, "true", true},
+                                                 {capable, "false", true}}) {
+    INFO("nodeSelector " << s.key << "=" << s.value);
+    Json pod = pod_in("secure");
+    pod["spec"]["nodeSelector"][s.key] = s.value;
+    auto fs = mps_findings(pod);
+    INFO(all(fs));
+    REQUIRE(fs.size() == (s.opt_in ? 1u : 0u));
+    if (s.opt_in) CHECK(has_field(fs, "spec.nodeSelector[\"" + s.key + "\"]"));
+    pod["spec"]["nodeSelector"]["pool"] = "coop";
+    CHECK(mps_findings(pod).empty());
+  }
+}

@@ -1,7 +1,9 @@
 // Pod Security Admission style fixtures: test/fixtures/<rule-id>/{pass,fail}/*.yaml, one object
 // per file, evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
 // its folder's rule (with a field and a message); a pass fixture must not be reported by it
-// (other rules may fire). The namespace of each object selects its tenant.
+// (other rules may fire). The namespace of each object selects its tenant. ResourceClaims and
+// ResourceClaimTemplates before the object are the claims its pod refers to (as among the inputs
+// of `check`); the last object of the file is the one judged.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "policy/evaluation/decision.h"
 #include "policy/base/ids.h"
 #include "webhook/io/manifests.h"
+#include "webhook/cli/input_claims.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_file.h"
 
@@ -81,11 +84,20 @@ Outcome evaluate_fixture(const fs::path& file) {
     o.problem = "cannot read: " + *read.error;
     return o;
   }
-  if (read.objects.size() != 1) {
-    o.problem = "expected exactly one object, found " + std::to_string(read.objects.size());
+  if (read.objects.empty()) {
+    o.problem = "expected an object, found none";
     return o;
   }
-  o.result = webhook::evaluate_offline(*fixture_policy().policy, read.objects.front(), "");
+  webhook::InputClaims inputs;
+  for (size_t i = 0; i + 1 < read.objects.size(); ++i) {
+    if (!inputs.add(read.objects[i].object, "")) {
+      o.problem = "only ResourceClaims and ResourceClaimTemplates (of a served version) may come before the judged "
+                  "object; " + read.objects[i].source + " is not one";
+      return o;
+    }
+  }
+  const policy::ExternalFacts facts{&inputs, nullptr};
+  o.result = webhook::evaluate_offline(*fixture_policy().policy, read.objects.back(), "", true, facts);
   if (o.result.status != webhook::OfflineResult::Status::Evaluated) {
     o.problem = "not evaluated: " + o.result.note;
     return o;
@@ -105,7 +117,7 @@ TEST_CASE("fixture policy loads", "[fixtures]") {
   INFO(load.report());
   REQUIRE(load.ok());
   const auto& p = *load.policy;
-  CHECK(p.pools().size() == 5);
+  CHECK(p.pools().size() == 6);
   CHECK(p.tenants().size() == 3);
   for (auto rule : policy::kRuleNames) {
     INFO(rule);
@@ -113,10 +125,15 @@ TEST_CASE("fixture policy loads", "[fixtures]") {
   }
   // The adversarial MPS pool is deliberate (it is what mps-adversarial's first trigger needs);
   // lint says so, and that must stay a warning, not an error.
-  bool mps_warning = false;
-  for (const auto& issue : load.issues)
-    if (issue.severity == policy::Issue::Severity::Warning && issue.path == "spec.pools[1].sharing") mps_warning = true;
+  // So is the adversarial time-slicing pool (gpu-sharing's).
+  bool mps_warning = false, time_slicing_warning = false;
+  for (const auto& issue : load.issues) {
+    if (issue.severity != policy::Issue::Severity::Warning) continue;
+    if (issue.path == "spec.pools[1].sharing") mps_warning = true;
+    if (issue.path == "spec.pools[5].sharing") time_slicing_warning = true;
+  }
   CHECK(mps_warning);
+  CHECK(time_slicing_warning);
 }
 
 TEST_CASE("every rule has pass and fail fixtures", "[fixtures]") {

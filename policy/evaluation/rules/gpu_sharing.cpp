@@ -1,0 +1,102 @@
+// gpu-sharing: a GPU shared by time-slicing, by a sharing layer's fractions or as a DRA share of
+// a device gives the pods that share it no memory or fault isolation from one another, so a pod
+// in an adversarial pool must have no way to share one (MPS is mps-adversarial's): the pool's
+// device plugin time-slicing every GPU, a shared (time-sliced replica) or fractional resource, a
+// node constraint that reaches time-sliced nodes (nvidia.com/gpu.replicas, a `-SHARED` product),
+// a DRA GPU request for a share of a device (capacity) or whose driver config asks for
+// time-slicing, and a claim that cannot be resolved (its content could ask for either).
+#include <algorithm>
+
+#include "policy/dra/gpu_request.h"
+#include "policy/evaluation/rules/rule.h"
+#include "policy/base/tenant_labels.h"
+
+namespace gpu_admission::policy {
+namespace {
+
+// GPU feature discovery labels a time-sliced node carries: its replica count, and its product
+// with `-SHARED` appended.
+constexpr std::string_view kReplicasLabel = "nvidia.com/gpu.replicas";
+constexpr std::string_view kSharedProductSuffix = "-SHARED";
+
+bool shared_product(std::string_view product) {
+  if (product.size() < kSharedProductSuffix.size()) return false;
+  std::string_view tail = product.substr(product.size() - kSharedProductSuffix.size());
+  // Node label values are case-sensitive; a tenant's other spelling selects no node, and refusing
+  // it costs nothing.
+  return std::equal(tail.begin(), tail.end(), kSharedProductSuffix.begin(), [](char a, char b) {
+    return (a >= 'a' && a <= 'z' ? static_cast<char>(a - 'a' + 'A') : a) == b;
+  });
+}
+
+// Shared and fractional resources, once per container and resource (at the request, else the
+// limit); zero-count entries ask for nothing.
+void check_resources(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
+  for (const auto& c : ctx.pod.containers) {
+    for (const bool limits : {false, true}) {
+      for (const auto& q : limits ? c.limits : c.requests) {
+        const auto kind = ctx.policy.classify_resource(q.name);
+        if (kind != CompiledPolicy::GpuKind::Shared && kind != CompiledPolicy::GpuKind::Fractional) continue;
+        if (zero_quantity(q)) continue;
+        const ResourceQuantity* request = limits ? find_resource(c.requests, q.name) : nullptr;
+        if (request && !zero_quantity(*request)) continue;  // reported at the request
+        const char* what = kind == CompiledPolicy::GpuKind::Shared
+                               ? ", a time-sliced replica of a GPU that other pods share,"
+                               : ", a sharing layer's fraction of a GPU that other pods share,";
+        out.report(resource_field(ctx, c, limits, q.name),
+                   container_label(c) + " asks for " + std::string(q.name) + what + " in adversarial pool " + pool);
+      }
+    }
+  }
+}
+
+// Any constraint on the replica label (whatever the operator, in every ORed term), and a product
+// selected by a `-SHARED` value (nodeSelector, or a value of an In).
+void check_node_constraints(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
+  for_each_node_constraint(ctx, kReplicasLabel, [&](const NodeConstraint& c) {
+    out.report(c.field,
+               "node constraint " + c.describe() + " can select time-sliced GPU nodes in adversarial pool " + pool);
+  });
+  for_each_node_constraint(ctx, kGpuProductLabel, [&](const NodeConstraint& c) {
+    if (!c.selector && c.op != "In") return;
+    if (std::none_of(c.values.begin(), c.values.end(), shared_product)) return;
+    out.report(c.field, "node constraint " + c.describe() + " selects time-sliced GPU nodes (a " +
+                            std::string(kSharedProductSuffix) + " product) in adversarial pool " + pool);
+  });
+}
+
+// DRA: a GPU request for a share of a device, or a driver config asking for time-slicing; a
+// claim that cannot be resolved could ask for either.
+void check_claims(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
+  for (const auto& e : ctx.gpu.claims.entries) {
+    if (!e.resolved()) {
+      out.report(claim_field(ctx, e), unresolved_claim_message(e, "judge the sharing") + " in adversarial pool " + pool);
+      continue;
+    }
+    if (!e.gpus.capacity && !e.gpus.time_slicing) continue;
+    for (const RequestGpus& r : e.gpus.requests) {
+      const std::string request = e.describe() + ": request " + quoted(r.name);
+      if (r.gpu && r.capacity)
+        out.report(claim_field(ctx, e),
+                   request + " asks for a share of a device (capacity.requests) in adversarial pool " + pool);
+      if (r.time_slicing)
+        out.report(claim_field(ctx, e), request +
+                                            " asks the GPU driver for time-slicing (sharing.strategy: TimeSlicing) "
+                                            "in adversarial pool " + pool);
+    }
+  }
+}
+
+}  // namespace
+
+void check_gpu_sharing(const RuleContext& ctx, RuleOutput& out) {
+  if (!ctx.pool || ctx.pool->trust != Trust::Adversarial) return;
+  const std::string pool = quoted(ctx.pool->name);
+  if (ctx.pool->sharing == Sharing::TimeSlicing && ctx.gpu.gpu_pod())
+    out.report(ctx.field("spec"), "pool " + pool + " is adversarial and shares its GPUs by time-slicing");
+  check_resources(ctx, pool, out);
+  check_node_constraints(ctx, pool, out);
+  check_claims(ctx, pool, out);
+}
+
+}  // namespace gpu_admission::policy
