@@ -292,13 +292,13 @@ def container_units(policy, c, slices, quirks=frozenset()):
 
 
 def asks_for_something(value):
-    """SPEC 3: a quantity never counts as zero unless it is zero (unreadable ones ask)."""
+    """a quantity never counts as zero unless it is zero (unreadable ones ask)."""
     q = parse_quantity(value)
     return q is None or q != 0
 
 
 def container_asks_fraction(policy, c):
-    """SPEC 1: a `gpuResources.fractional` resource makes a GPU pod and counts no GPUs."""
+    """a `gpuResources.fractional` resource makes a GPU pod and counts no GPUs."""
     res = c.get("resources") or {}
     return any(policy.gpu_kind(name) == "fractional" and asks_for_something(value)
                for section in ("limits", "requests") for name, value in (res.get(section) or {}).items())
