@@ -89,7 +89,11 @@ class CompiledPolicy {
   const std::vector<Pool>& pools() const { return pools_; }
   const std::vector<Tenant>& tenants() const { return tenants_; }
 
-  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig };
+  // What a resource name asks for; the one classification every counter and rule uses.
+  // DeviceClassFull / DeviceClassMig: the extended resource kDeviceClassResourcePrefix + <class>
+  // (Kubernetes 1.34+ DRA) of a spec.deviceClasses.full / .mig class, one device per unit.
+  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig, DeviceClassFull, DeviceClassMig };
+  static constexpr std::string_view kDeviceClassResourcePrefix = "deviceclass.resource.kubernetes.io/";
   GpuKind classify_resource(std::string_view resource) const {
     // "cpu", "memory" and the like are shorter than every GPU resource name: answered inline.
     return resource.size() < shortest_gpu_resource_ ? GpuKind::NotGpu : classify_long_resource(resource);
