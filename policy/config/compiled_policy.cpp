@@ -97,9 +97,11 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   for (const auto& r : config.gpu_fractional) add(policy->resource_kinds_, r, GpuKind::Fractional);
   size_t shortest = config.mig_prefix.empty() ? SIZE_MAX : config.mig_prefix.size();
   for (const auto& [name, _] : policy->resource_kinds_) shortest = std::min(shortest, name.size());
-  policy->shortest_gpu_resource_ = shortest;
   for (const auto& c : config.device_classes_full) add(policy->device_class_kinds_, c, GpuKind::Full);
   for (const auto& c : config.device_classes_mig) add(policy->device_class_kinds_, c, GpuKind::Mig);
+  for (const auto& [name, _] : policy->device_class_kinds_)
+    shortest = std::min(shortest, kDeviceClassResourcePrefix.size() + name.size());
+  policy->shortest_gpu_resource_ = shortest;
   policy->gpu_taints_ = to_taints(config.gpu_taints);
   policy->gpu_host_paths_ = make_gpu_host_path_table(config.gpu_host_paths);
   for (size_t i = 0; i < config.workloads.size(); ++i) {
@@ -258,6 +260,13 @@ CompiledPolicy::GpuKind CompiledPolicy::classify_device_class(std::string_view d
 CompiledPolicy::GpuKind CompiledPolicy::classify_long_resource(std::string_view resource) const {
   for (const auto& [name, kind] : resource_kinds_)
     if (name == resource) return kind;
+  if (resource.starts_with(kDeviceClassResourcePrefix)) {
+    switch (classify_device_class(resource.substr(kDeviceClassResourcePrefix.size()))) {
+      case GpuKind::Full: return GpuKind::DeviceClassFull;
+      case GpuKind::Mig: return GpuKind::DeviceClassMig;
+      default: return GpuKind::NotGpu;  // a class that hands out no GPUs (a NIC, an FPGA)
+    }
+  }
   if (!config_.mig_prefix.empty() && resource.starts_with(config_.mig_prefix)) return GpuKind::Mig;
   return GpuKind::NotGpu;
 }

@@ -89,9 +89,13 @@ class CompiledPolicy {
   const std::vector<Pool>& pools() const { return pools_; }
   const std::vector<Tenant>& tenants() const { return tenants_; }
 
+  // What a resource name asks for; the one classification every counter and rule uses.
   // Fractional: a sharing layer's slice of a GPU (HAMi's nvidia.com/gpumem, ...): it makes a GPU
-  // pod and counts no GPUs itself.
-  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig, Fractional };
+  // pod and counts no GPUs itself. DeviceClassFull / DeviceClassMig: the extended resource
+  // kDeviceClassResourcePrefix + <class> (Kubernetes 1.34+ DRA) of a spec.deviceClasses.full /
+  // .mig class, one device per unit.
+  enum class GpuKind : uint8_t { NotGpu, Full, Shared, Mig, Fractional, DeviceClassFull, DeviceClassMig };
+  static constexpr std::string_view kDeviceClassResourcePrefix = "deviceclass.resource.kubernetes.io/";
   GpuKind classify_resource(std::string_view resource) const {
     // "cpu", "memory" and the like are shorter than every GPU resource name: answered inline.
     return resource.size() < shortest_gpu_resource_ ? GpuKind::NotGpu : classify_long_resource(resource);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "policy/views/mig.h"
 
@@ -52,24 +53,48 @@ std::string gpus_text(int64_t slices, int per_gpu) {
   if (per_gpu <= 0) per_gpu = 7;
   const int64_t whole = slices / per_gpu, rest = slices % per_gpu;
   if (rest == 0) return std::to_string(whole);
-  std::string fraction = std::to_string(rest) + "/" + std::to_string(per_gpu);
+  const int64_t common = std::gcd(rest, static_cast<int64_t>(per_gpu));  // 7/28 reads 1/4
+  std::string fraction = std::to_string(rest / common) + "/" + std::to_string(per_gpu / common);
   return whole == 0 ? fraction : std::to_string(whole) + " " + fraction;
 }
 
-int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, int slices_per_gpu) {
-  switch (policy.classify_resource(resource)) {
+int slices_per_gpu_in(const Pool* pool) { return pool ? pool->compute_slices : kAnyModelSlicesPerGpu; }
+
+namespace {
+
+// slices_per_unit for a resource already classified as `kind`.
+int64_t kind_slices_per_unit(const CompiledPolicy& policy, CompiledPolicy::GpuKind kind, std::string_view resource,
+                             const Pool* pool) {
+  const int slices_per_gpu = slices_per_gpu_in(pool);
+  switch (kind) {
     case CompiledPolicy::GpuKind::NotGpu:
     case CompiledPolicy::GpuKind::Fractional: return 0;  // a GPU pod, but no GPUs of its own
     case CompiledPolicy::GpuKind::Full:
-    case CompiledPolicy::GpuKind::Shared: return slices_per_gpu;
+    case CompiledPolicy::GpuKind::Shared:
+    // A DRA extended resource is one device of its class; a MIG class's device is a slice of a
+    // profile nothing names here, so it counts as the whole GPU it may be.
+    case CompiledPolicy::GpuKind::DeviceClassFull:
+    case CompiledPolicy::GpuKind::DeviceClassMig: return slices_per_gpu;
     case CompiledPolicy::GpuKind::Mig: {
-      auto slices = mig_profile_slices(resource.substr(policy.mig_prefix().size()));
-      // count x g / compute slices, even when g is more than the model has (mig-profile
-      // refuses such a profile); an unreadable MIG name counts as a whole GPU: never under-count.
+      const std::string_view suffix = resource.substr(policy.mig_prefix().size());
+      // count x g / compute slices, even when g is more than the model has (mig-profile refuses
+      // such a profile); without a pool, the profile's largest share on any model. An unreadable
+      // MIG name counts as a whole GPU: never under-count.
+      auto slices = pool ? mig_profile_slices(suffix) : mig_profile_slices_any_model(suffix);
       return slices ? std::max<int64_t>(*slices, 1) : slices_per_gpu;
     }
   }
-  return 0;
+  return slices_per_gpu;  // not reached: every kind is listed above
+}
+
+bool is_device_class(CompiledPolicy::GpuKind kind) {
+  return kind == CompiledPolicy::GpuKind::DeviceClassFull || kind == CompiledPolicy::GpuKind::DeviceClassMig;
+}
+
+}  // namespace
+
+int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, const Pool* pool) {
+  return kind_slices_per_unit(policy, policy.classify_resource(resource), resource, pool);
 }
 
 bool container_asks_for_gpu(const CompiledPolicy& policy, const ContainerView& c) {
@@ -86,6 +111,8 @@ std::string gpu_sources_text(const GpuRequest& gpu) {
   auto add = [&](std::string part) { out += (out.empty() ? "" : " + ") + part; };
   if (gpu.resource_slices > 0) {
     std::string what = gpu.several_resources ? "through resources" : std::string(gpu.first_resource);
+    // A MIG class's extended resource names no profile: each device counts as the GPU it may be.
+    if (!gpu.several_resources && gpu.first_kind == CompiledPolicy::GpuKind::DeviceClassMig) what += " (a whole GPU each)";
     add(gpus_text(gpu.resource_slices, gpu.slices_per_gpu) + " " + what);
   }
   for (const auto& e : gpu.claims.entries) {
@@ -100,7 +127,7 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
                                std::vector<QuantityProblem>* problems, const ClaimResolver* resolver,
                                std::string_view namespace_name, std::pmr::memory_resource* memory) {
   GpuRequest out(memory);
-  out.slices_per_gpu = pool ? pool->compute_slices : 7;
+  out.slices_per_gpu = slices_per_gpu_in(pool);
 
   auto container_slices = [&](const ContainerView& c) -> int64_t {
     int64_t total = 0;
@@ -108,12 +135,12 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
     // A limit beside a request counts only what it adds: the API server requires the two to be
     // equal for extended resources, but a file given to `check` may not, and the larger counts.
     auto count = [&](const ResourceQuantity& q, bool in_limits) {
-      int64_t per_unit = slices_per_unit(policy, q.name, out.slices_per_gpu);
+      const CompiledPolicy::GpuKind kind = policy.classify_resource(q.name);
+      const int64_t per_unit = kind_slices_per_unit(policy, kind, q.name, pool);
       if (per_unit == 0) {
         // A sharing layer's fraction (gpuResources.fractional) makes a GPU pod and counts nothing:
         // the GPUs come from the GPU resource beside it.
-        if (policy.classify_resource(q.name) == CompiledPolicy::GpuKind::Fractional && quantity_of(q).nonzero())
-          out.asks_for_gpu = true;
+        if (kind == CompiledPolicy::GpuKind::Fractional && quantity_of(q).nonzero()) out.asks_for_gpu = true;
         return;
       }
       const ResourceQuantity* request = in_limits ? find_resource(c.requests, q.name) : nullptr;
@@ -125,8 +152,13 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
         problems->push_back({&c, in_limits, &q, value.status});
       if (value.nonzero()) {
         out.asks_for_gpu = true;
-        if (out.first_resource.empty()) out.first_resource = q.name;
-        else if (q.name != out.first_resource) out.several_resources = true;
+        out.device_class_resources = out.device_class_resources || is_device_class(kind);
+        if (out.first_resource.empty()) {
+          out.first_resource = q.name;
+          out.first_kind = kind;
+        } else if (q.name != out.first_resource) {
+          out.several_resources = true;
+        }
       }
       const int64_t units = units_of(value);
       if (units > already) total = sat_add(total, sat_mul(units - already, per_unit));

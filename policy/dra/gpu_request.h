@@ -1,6 +1,9 @@
 // Effective GPU request of a pod with Kubernetes semantics, in exact integer compute slices:
 // per container, full and shared GPUs count one whole GPU each and a MIG slice counts its <g>
-// slices; requests default to limits; init containers and restartable sidecars combine as the
+// slices (without a pool: its largest share on any model, in slices of kAnyModelSlicesPerGpu);
+// a DRA extended resource (deviceclass.resource.kubernetes.io/<class>) counts one whole GPU per
+// unit for a full or a MIG class (a MIG class's profile is not known: the worst case); requests
+// default to limits; init containers and restartable sidecars combine as the
 // scheduler combines them. A GPU quantity never counts as zero unless it is zero: a fraction
 // counts as its ceiling, one too large or unreadable as more than any cap (see units_of).
 #pragma once
@@ -30,11 +33,13 @@ struct QuantityProblem {
 struct GpuRequest {
   explicit GpuRequest(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : claims(memory) {}
   int64_t slices = 0;          // effective pod request in compute slices: resources + DRA claims (saturating)
-  int64_t resource_slices = 0; // through extended resources (nvidia.com/gpu, MIG, shared)
-  int slices_per_gpu = 7;      // of the pool's model; 7 without a pool
+  int64_t resource_slices = 0; // through extended resources (nvidia.com/gpu, MIG, shared, device classes)
+  int slices_per_gpu = 7;      // of the pool's model; kAnyModelSlicesPerGpu without a pool
   bool asks_for_gpu = false;   // some non-ephemeral container has a GPU quantity that is not exactly 0
   std::string_view first_resource;  // the first GPU resource name asked for
+  CompiledPolicy::GpuKind first_kind = CompiledPolicy::GpuKind::NotGpu;  // and its kind
   bool several_resources = false;   // and another one too
+  bool device_class_resources = false;  // a DRA extended resource (deviceclass.resource.kubernetes.io/) is asked for
   PodClaims claims;            // DRA: spec.resourceClaims resolved and counted
   bool gpu_pod() const { return slices > 0 || asks_for_gpu || claims.gpu; }
 };
@@ -66,15 +71,21 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
 // same test as GpuRequest::asks_for_gpu, per container.
 bool container_asks_for_gpu(const CompiledPolicy& policy, const ContainerView& c);
 
-// GPUs as a person reads them: "2", "4/7", "1 2/7" (slices of a `per_gpu`-slice GPU);
+// GPUs as a person reads them: "2", "4/7", "1 2/7", "1 3/4" (slices of a `per_gpu`-slice GPU,
+// the fraction in lowest terms);
 // "more than can be counted" once saturated.
 std::string gpus_text(int64_t slices, int per_gpu);
 
-// Where the pod's GPUs come from, for people: "1 nvidia.com/gpu + 2 from claim template two-gpus"
-// (GPUs of the pool's model; repeats of a shared claim and non-GPU claims are left out).
+// Where the pod's GPUs come from, for people: "1 nvidia.com/gpu + 2 from claim template two-gpus",
+// "2 deviceclass.resource.kubernetes.io/mig.nvidia.com (a whole GPU each)" (GPUs of the pool's
+// model; repeats of a shared claim and non-GPU claims are left out).
 std::string gpu_sources_text(const GpuRequest& gpu);
 
-// Slices one unit of `resource` stands for (0 when it is not a GPU resource).
-int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, int slices_per_gpu);
+// Compute slices of one GPU in `pool` (its model's), or kAnyModelSlicesPerGpu without a pool.
+int slices_per_gpu_in(const Pool* pool);
+
+// Slices (of slices_per_gpu_in(pool)) one unit of `resource` stands for; 0 when it is not a GPU
+// resource. Every kind of GPU resource is counted here (CompiledPolicy::classify_resource).
+int64_t slices_per_unit(const CompiledPolicy& policy, std::string_view resource, const Pool* pool);
 
 }  // namespace gpu_admission::policy

@@ -43,14 +43,15 @@ GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool) {
       default: return GpuClassKind::NotGpu;
     }
   };
-  counting.slices_per_gpu = pool ? pool->compute_slices : 7;
+  counting.slices_per_gpu = slices_per_gpu_in(pool);
   counting.profile_slices = [pool](std::string_view profile) -> std::optional<int> {
     if (pool && pool->mig_table) {
       const MigProfileEntry* entry = pool->find_profile(profile);
       if (!entry) return std::nullopt;  // not a profile of this model: counted as a whole GPU
       return entry->slices;
     }
-    return mig_profile_slices(profile);
+    // No pool: the profile's largest share on any model, as for MIG resources.
+    return pool ? mig_profile_slices(profile) : mig_profile_slices_any_model(profile);
   };
   return counting;
 }

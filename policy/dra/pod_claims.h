@@ -63,7 +63,8 @@ struct PodClaims {
 };
 
 // The counting rules of the policy and pool: device classes from spec.deviceClasses, slices per
-// GPU and per MIG profile from the pool's model (7 slices and the profile's <g> without a pool).
+// GPU and per MIG profile from the pool's model (without a pool: kAnyModelSlicesPerGpu slices
+// and the profile's largest share on any model).
 GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool);
 
 PodClaims resolve_pod_claims(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,

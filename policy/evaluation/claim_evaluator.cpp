@@ -1,8 +1,8 @@
 // A ResourceClaim or ResourceClaimTemplate judged on its own admission, with its
 // namespace's tenant: gpu-cap when it alone asks for more GPUs than the cap or for every device
 // of a class (allocationMode: All), gpu-device-access for adminAccess. Its pool is not known
-// until a pod uses it, so slices are counted on a 7-slice GPU; the pod that uses the claim is
-// judged again with its pool.
+// until a pod uses it, so a pinned MIG profile counts its largest share on any model (slices of
+// kAnyModelSlicesPerGpu); the pod that uses the claim is judged again with its pool.
 #include <array>
 #include <cstddef>
 #include <memory_resource>
@@ -24,7 +24,7 @@ void add(Decision& out, RuleId rule, Action action, std::string field, std::stri
 }
 
 void check_claim_cap(const CompiledPolicy& policy, const ClaimView& claim, const ClaimGpus& gpus, const Tenant* tenant,
-                     Decision& out) {
+                     int per_gpu, Decision& out) {
   const Action action = policy.action(RuleId::GpuCap);
   auto cap = policy.max_gpus_for(tenant);
   if (action == Action::Off || !cap) return;
@@ -33,9 +33,9 @@ void check_claim_cap(const CompiledPolicy& policy, const ClaimView& claim, const
     add(out, RuleId::GpuCap, action, request_field(claim, r),
         "request \"" + std::string(r.name) + "\" asks for every GPU of its device class (allocationMode: All) where a cap applies");
   }
-  if (gpus.slices <= *cap * 7 || gpus.all) return;  // All is reported above
+  if (gpus.slices <= *cap * per_gpu || gpus.all) return;  // All is reported above
   std::string who = tenant && tenant->max_gpus_per_pod ? "tenant \"" + tenant->name + "\" allows" : "the default cap is";
-  std::string asked = gpus.slices >= kSaturatedSlices ? "more GPUs than can be counted" : gpus_text(gpus.slices, 7) + " GPUs";
+  std::string asked = gpus.slices >= kSaturatedSlices ? "more GPUs than can be counted" : gpus_text(gpus.slices, per_gpu) + " GPUs";
   add(out, RuleId::GpuCap, action, std::string(claim.devices_field()) + ".requests",
       std::string(claim.kind == ClaimKind::Template ? "claim template" : "claim") + " asks for " + asked + "; " + who +
           " " + std::to_string(*cap) + " per pod");
@@ -62,11 +62,12 @@ void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const 
   out.tenant = tenant;
   std::array<std::byte, 2048> arena_bytes;  // the count's lists: no heap for a common claim
   std::pmr::monotonic_buffer_resource arena(arena_bytes.data(), arena_bytes.size());
-  const ClaimGpus gpus = count_claim_gpus(claim, gpu_counting(policy, nullptr), &arena);
+  const GpuCounting counting = gpu_counting(policy, nullptr);
+  const ClaimGpus gpus = count_claim_gpus(claim, counting, &arena);
   out.gpu_slices = gpus.slices;
-  out.slices_per_gpu = 7;
+  out.slices_per_gpu = counting.slices_per_gpu;
   check_claim_admin_access(policy, claim, gpus, out);
-  check_claim_cap(policy, claim, gpus, tenant, out);
+  check_claim_cap(policy, claim, gpus, tenant, counting.slices_per_gpu, out);
   out.allowed = !out.has(Action::Deny);
 }
 

@@ -86,7 +86,9 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns, &arena);
   out.gpu_slices = gpu.slices;
   out.slices_per_gpu = gpu.slices_per_gpu;
-  if (options.describe_gpus && !gpu.claims.entries.empty()) out.gpu_sources = gpu_sources_text(gpu);
+  // Sources are shown where the count is not plain from the resources: claims, DRA extended resources.
+  if (options.describe_gpus && (!gpu.claims.entries.empty() || gpu.device_class_resources))
+    out.gpu_sources = gpu_sources_text(gpu);
 
   RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems};
   for (const RuleDef& rule : rule_table()) {

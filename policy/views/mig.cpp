@@ -84,4 +84,27 @@ bool mig_table_has_profile(const MigModelTable& table, std::string_view profile)
   return std::find(table.profiles.begin(), table.profiles.end(), profile) != table.profiles.end();
 }
 
+std::optional<int> mig_profile_slices_any_model(std::string_view profile) {
+  const std::optional<int> g = mig_profile_slices(profile);
+  if (!g) return std::nullopt;
+  // The table spells "+me" where the resource suffix has ".me".
+  auto same = [&](std::string_view listed) {
+    return listed.size() == profile.size() &&
+           std::equal(listed.begin(), listed.end(), profile.begin(),
+                      [](char l, char p) { return l == p || (l == '+' && p == '.'); });
+  };
+  int listed_in = 0;  // the fewest compute slices of a model that lists it (the largest share)
+  int fits_in = 0;    // the fewest compute slices of a model with at least g of them
+  int largest = 0;
+  for (const MigModelTable& table : kTables) {
+    const int n = table.compute_slices;
+    largest = std::max(largest, n);
+    if (n >= *g && (fits_in == 0 || n < fits_in)) fits_in = n;
+    if ((listed_in == 0 || n < listed_in) && std::any_of(table.profiles.begin(), table.profiles.end(), same))
+      listed_in = n;
+  }
+  const int per_gpu = listed_in ? listed_in : fits_in ? fits_in : largest;
+  return *g * (kAnyModelSlicesPerGpu / per_gpu);
+}
+
 }  // namespace gpu_admission::policy

@@ -35,4 +35,17 @@ std::optional<int> mig_profile_slices(std::string_view profile);
 
 bool mig_table_has_profile(const MigModelTable& table, std::string_view profile);
 
+// Compute slices of one GPU when its model is not known (a pod with no pool): a common multiple
+// of every table's compute slices (7 and 4), so that a profile's share of a GPU in any table is a
+// whole number of them: one slice of an A100 is 4 of these, one slice of an A30 is 7.
+inline constexpr int kAnyModelSlicesPerGpu = 28;
+
+// Slices (of kAnyModelSlicesPerGpu) one device of a MIG profile counts for when the GPU model is
+// not known: its largest share in any table that lists it (`1g.6gb` exists only on the A30: 1/4,
+// 7 slices; `1g.10gb`: 1/7, 4 slices). A profile no table lists counts as its share of the
+// smallest GPU with that many compute slices (`<g>`/4 up to 4g, else `<g>`/7): never under-count.
+// `profile` is the table's spelling or the resource suffix ("1g.10gb+me" or "1g.10gb.me");
+// nullopt when it does not start with "<g>g.".
+std::optional<int> mig_profile_slices_any_model(std::string_view profile);
+
 }  // namespace gpu_admission::policy

@@ -1,6 +1,7 @@
 """Seeded random pods and Deployments for the differential test (run.py), and the policies they
 are judged under. Everything is drawn from classes that matter to the rules: GPU quantities in
-many spellings, MIG resources of valid and invalid profiles, device env vars, envFrom prefixes,
+many spellings, MIG resources of valid and invalid profiles, DRA device classes asked for as
+extended resources, device env vars, envFrom prefixes,
 host paths from the SPEC's list in various spellings and their harmless neighbours, pool
 targeting through nodeSelector and node affinity, tolerations, tenant labels, privileged
 containers of every kind, host namespaces, and namespaces of each tenant, exempt and unmapped.
@@ -82,6 +83,8 @@ def relaxed_policy():
     s["mutations"] = {"mig-resources": False, "tenant-labels": False, "pool-selector": True,
                       "hide-gpus": False}
     s["gpuHostPaths"] = ["/opt/gpu-tools", "/home/kubernetes/bin/nvidia"]
+    # vfio.gpu.nvidia.com is no GPU class here; nic.example.com hands out MIG devices
+    s["deviceClasses"] = {"full": ["gpu.nvidia.com"], "mig": ["mig.nvidia.com", "nic.example.com"]}
     s["deviceAnnotationPrefixes"] = ["cdi.k8s.io/", "devices.example.com/"]
     s["gpuEnvVars"] = POLICY_ENV
     a30 = s["pools"][3]
@@ -117,6 +120,10 @@ GPU_QUANTITY_WEIGHTS = [20, 14, 8, 6, 3, 3, 5, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 
 MIG_PROFILES = ["1g.10gb", "1g.10gb.me", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "1g.20gb",
                 "1g.5gb", "3g.20gb", "2g.10gb", "7g.40gb", "1g.6gb", "2g.12gb", "4g.24gb",
                 "2g.12gb.me", "5g.50gb", "1g.12gb", "big", "8g.96gb"]
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+# GPU classes of the default deviceClasses, a class that hands out no GPUs, a wrong spelling
+DEVICE_CLASSES = ["gpu.nvidia.com", "vfio.gpu.nvidia.com", "mig.nvidia.com", "nic.example.com",
+                  "GPU.nvidia.com"]
 MIG_COUNTS = ["1", 1, "2", 3, "0", 7, 28, 29, "14", "500m", 10, 16, 17, "2.0", "1500m"]
 HOST_PATHS = [
     # the SPEC list, in various spellings
@@ -180,6 +187,7 @@ class Gen:
         # annotations) come from their own stream: the main stream, and so every object it drew
         # before, stays as it was (one random() per choice, whatever the list's length).
         self.later = random.Random(seed + 7919)
+        self.dra_rng = random.Random(f"{seed}-device-classes")
         self.n = 0
 
     # --- resources -----------------------------------------------------------------------------
@@ -200,11 +208,21 @@ class Gen:
             out["nvidia.com/mig-" + _w(r, MIG_PROFILES[:8])] = _w(r, ["1", 2, "0", 0, "3"])
         if r.random() < 0.05:
             out["nvidia.com/gpu.shared"] = _w(r, ["1", "0", 2])
+        self.device_class_resources(0.08, out)
         if r.random() < 0.04:
             out[_w(r, ["amd.com/gpu", "nvidia.com/gpu-memory", "example.com/fpga", "nvidia.com/gpus"])] = 1
         if r.random() < 0.05:
             # a sharing layer's fraction (gpuResources.fractional): a GPU pod, no GPUs counted
             out[_w(r, ["nvidia.com/gpumem", "nvidia.com/gpucores"])] = _w(r, ["4000", 30, "0", "1.5", "1e100"])
+        return out
+
+    def device_class_resources(self, chance, out):
+        """With probability `chance`, a DRA device class asked for as an extended resource
+        (Kubernetes 1.34+) in `out`. Drawn from a stream of its own, so that the other draws, and
+        the objects they make, are those of the generator before device classes."""
+        d = self.dra_rng
+        if d.random() < chance:
+            out[DEVICE_CLASS_PREFIX + _w(d, DEVICE_CLASSES)] = _w(d, GPU_QUANTITIES, GPU_QUANTITY_WEIGHTS)
         return out
 
     def resources(self):
@@ -215,6 +233,10 @@ class Gen:
             res["requests"] = {"cpu": "100m", "memory": "1Gi"}
             res["limits"] = {"memory": "1Gi"}
         if gpu is None:
+            # a pod whose only GPUs are a device class's (in limits, requests or both)
+            only = self.device_class_resources(0.06, {})
+            for section in [["limits"], ["requests"], ["limits", "requests"]][self.dra_rng.randrange(3)] if only else []:
+                res.setdefault(section, {}).update(only)
             return res or None
         shape = r.random()
         if shape < 0.75:
@@ -656,6 +678,29 @@ def directed_cases():
                                       {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
                                        "values": ["none"]}]}]}}}),
         pod("d-wrong-tenant-label", "team-alpha", [c()], {"gpu-admission.io/tenant": "beta"}),
+        pod("d-unmapped-tenant-label", "default", [c()], {"gpu-admission.io/tenant": "alpha"}),
+        pod("d-unmapped-tenant-label-gpu", "default", [c(limits={"nvidia.com/gpu": 1})], {"gpu-admission.io/tenant": "alpha"}),
+        # MIG profiles of a pod with no pool (gamma has none): their largest share on any model
+        pod("d-nopool-a30-7", "gamma", [c(limits={"nvidia.com/mig-1g.6gb": 7})]),
+        pod("d-nopool-a30-4", "gamma", [c(limits={"nvidia.com/mig-1g.6gb": 4})]),
+        pod("d-nopool-a30-5", "gamma", [c(limits={"nvidia.com/mig-1g.6gb": 5})]),
+        pod("d-nopool-1g10-7", "gamma", [c(limits={"nvidia.com/mig-1g.10gb": 7})]),
+        pod("d-nopool-1g10-8", "gamma", [c(limits={"nvidia.com/mig-1g.10gb": 8})]),
+        pod("d-nopool-unlisted", "gamma", [c(limits={"nvidia.com/mig-3g.30gb": 1})]),
+        pod("d-nopool-unlisted-2", "gamma", [c(limits={"nvidia.com/mig-3g.30gb": 2})]),
+        # DRA device classes as extended resources
+        pod("d-class-full", "team-alpha", [c(limits={"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1})], alpha_labels),
+        pod("d-class-full-h100", "team-beta", [c(limits={"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 3})],
+            nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-class-mig", "team-alpha", [c(limits={"deviceclass.resource.kubernetes.io/mig.nvidia.com": 2})],
+            alpha_labels, nodeSelector=a100),
+        pod("d-class-nic", "default", [c(limits={"deviceclass.resource.kubernetes.io/nic.example.com": 5})]),
+        pod("d-class-single", "team-beta", [c(limits={"deviceclass.resource.kubernetes.io/vfio.gpu.nvidia.com": 1})],
+            nodeSelector={POOL_KEY: "a100-inference"}),
+        pod("d-class-void", "team-beta", [c(limits={"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1},
+                                            env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}])]),
+        pod("d-class-sidecar", "team-beta", [app1], initContainers=[
+            c("proxy", {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}, restartPolicy="Always")]),
         pod("d-privileged-ephemeral", "team-alpha", [c()], alpha_labels,
             ephemeralContainers=[c("debug", securityContext={"privileged": True})]),
     ]

@@ -13,7 +13,9 @@ What it models:
 - the mutations mig-resources, tenant-labels, pool-selector, hide-gpus;
 - Pods (mutated then validated, or `--no-mutate`: judged as they arrive) and Deployments (the
   template judged as the pod after mutation).
-What it leaves out: DRA, namespaceSelector tenants, usernames, UPDATE.
+- DRA extended resources (`deviceclass.resource.kubernetes.io/<class>`): one whole GPU per unit
+  for a `deviceClasses.full` or `.mig` class, nothing for other classes.
+What it leaves out: DRA claims, namespaceSelector tenants, usernames, UPDATE.
 
 evaluate(policy, namespace, obj, mutate=True) -> Result (allowed, denied rule IDs, ...).
 """
@@ -29,6 +31,7 @@ MUTATIONS = ("mig-resources", "tenant-labels", "pool-selector", "hide-gpus")
 TENANT_LABEL = "gpu-admission.io/tenant"
 MIG_PROFILE_ANNOTATION = "gpu-admission.io/mig-profile"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
 MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
@@ -64,6 +67,21 @@ def mig_family(model):
 
 def compute_slices(model):
     return 4 if mig_family(model) == "A30" else 7
+
+
+def family_slices(family):
+    return 4 if family == "A30" else 7
+
+
+def any_model_share(profile, g):
+    """With no pool, a MIG profile counts 'the largest share the profile has in any table
+    above that lists it'. docs/design.md: a profile no table lists counts as its share of the
+    smallest GPU with that many compute slices (g/4 up to 4g, else g/7)."""
+    listed = [family_slices(f) for f, table in MIG_TABLES.items() if profile in table]
+    if listed:
+        return Fraction(g, min(listed))
+    fits = [n for n in (4, 7) if n >= g]
+    return Fraction(g, min(fits) if fits else 7)
 
 
 def valid_profiles(model):
@@ -186,6 +204,9 @@ class Policy:
         self.mig_prefix = res.get("migPrefix", "nvidia.com/mig-")
         self.shared = list(res.get("shared", ["nvidia.com/gpu.shared"]))
         self.fractional = list(res.get("fractional", []))
+        dc = spec.get("deviceClasses") or {}
+        self.class_full = list(dc.get("full", ["gpu.nvidia.com", "vfio.gpu.nvidia.com"]))
+        self.class_mig = list(dc.get("mig", ["mig.nvidia.com"]))
         self.extra_host_paths = [normalize_path(p) for p in spec.get("gpuHostPaths") or []]
         self.annotation_prefixes = list(spec.get("deviceAnnotationPrefixes", DEFAULT_ANNOTATION_PREFIXES))
         self.device_env = DEVICE_ENV + tuple(spec.get("gpuEnvVars") or [])
@@ -218,6 +239,14 @@ class Policy:
             return "shared"
         if resource in self.fractional:
             return "fractional"
+        if resource.startswith(DEVICE_CLASS_PREFIX):
+            # deviceclass.resource.kubernetes.io/<class> counts like a DRA device of the class
+            cls = resource[len(DEVICE_CLASS_PREFIX):]
+            if cls in self.class_full:
+                return "class-full"
+            if cls in self.class_mig:
+                return "class-mig"
+            return None
         if resource.startswith(self.mig_prefix):
             return "mig"
         return None
@@ -275,17 +304,26 @@ def container_huge_fields(policy, c):
 
 
 def container_units(policy, c, slices, quirks=frozenset()):
-    """GPU units of one container (Fraction of GPUs) and whether it asks for a GPU."""
+    """GPU units of one container (Fraction of GPUs) and whether it asks for a GPU. `slices` is
+    the pool model's compute slices, None for a pod with no pool."""
     counts, nonwhole = container_gpu_quantities(policy, c)
     units = Fraction(0)
     for name, n in counts.items():
         kind = policy.gpu_kind(name)
         if kind == "mig":
             g = policy.mig_compute_units(name)
-            if g is not None and "mig-slices-capped" in quirks:
+            if g is None:
+                units += n
+                continue
+            if slices is None:
+                units += n * any_model_share(policy.mig_profile_of(name), g)
+                continue
+            if "mig-slices-capped" in quirks:
                 g = min(g, slices)
-            units += n if g is None else n * Fraction(g, slices)
+            units += n * Fraction(g, slices)
         else:
+            # full, shared, and a DRA device class's extended resource (a MIG class names no
+            # profile: one whole GPU, the worst case)
             units += n
     asks = any(n != 0 for n in counts.values()) or bool(nonwhole) or container_asks_fraction(policy, c)
     return units, asks, nonwhole
@@ -307,7 +345,7 @@ def container_asks_fraction(policy, c):
 def gpu_info(policy, spec, pool, quirks=frozenset()):
     """Pod total = max(sum apps + sum restartable inits, max over init i of (its units +
     restartable inits before it)); compared exactly."""
-    slices = compute_slices(pool.get("gpuModel")) if pool else 7
+    slices = compute_slices(pool.get("gpuModel")) if pool else None
     info = GpuInfo()
     apps = Fraction(0)
     for _, i, c in [x for x in resource_containers(spec) if x[0] == "containers"]:
@@ -336,7 +374,7 @@ def gpu_info(policy, spec, pool, quirks=frozenset()):
 
 
 def container_asks_for_gpu(policy, c):
-    return container_units(policy, c, 7)[1]
+    return container_units(policy, c, None)[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -757,6 +795,8 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
             res.add("tenant-pool", "nodeSelector contradicts the pool (quirk)")
 
     # tenant-label
+    if tenant is None and TENANT_LABEL in labels:
+        res.add("tenant-label", f"label {TENANT_LABEL} in a namespace of no tenant")
     if tenant is not None:
         wanted = {TENANT_LABEL: tenant["name"]}
         wanted.update(tenant.get("labels") or {})
@@ -790,6 +830,11 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
             for n, q in counts.items():
                 if policy.gpu_kind(n) == "full" and q != 0:
                     res.add("mig-profile", f"{kind}[{i}] whole GPU {n} in a mixed pool")
+        if strategy in ("mixed", "single"):
+            # a DRA request for a full-GPU device class in a mixed or single pool
+            for n, q in counts.items():
+                if policy.gpu_kind(n) == "class-full" and q != 0:
+                    res.add("mig-profile", f"{kind}[{i}] full device class {n} in a MIG pool")
     if pool is not None:
         strategy = (pool.get("mig") or {}).get("strategy", "none")
         if strategy == "single" and gpu_pod:

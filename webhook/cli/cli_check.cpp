@@ -119,6 +119,10 @@ Json result_json(const OfflineResult& r) {
   out["exempt"] = r.decision.exempt;
   out["tenant"] = r.decision.tenant ? Json(r.decision.tenant->name) : Json(nullptr);
   out["pool"] = r.decision.pool ? Json(r.decision.pool->name) : Json(nullptr);
+  // The effective GPU request as the text output shows it ("2", "1 3/4"), and where it comes from
+  // when that is not plain from the resources (DRA claims and extended resources).
+  if (!r.decision.exempt) out["gpus"] = policy::gpus_text(r.decision.gpu_slices, r.decision.slices_per_gpu);
+  if (!r.decision.gpu_sources.empty()) out["gpuSources"] = r.decision.gpu_sources;
   return out;
 }
 

@@ -4,7 +4,9 @@
 // mig-profile rule reports the annotation). A MIG entry the container already has for that
 // profile is added to. With strategy single, every GPU pod is pinned to nodes of that profile by
 // nvidia.com/gpu.product unless it sets that key itself. What was done is recorded in the
-// gpu-admission.io/mig-injected annotation.
+// gpu-admission.io/mig-injected annotation. DRA extended resources
+// (deviceclass.resource.kubernetes.io/<class>) are never rewritten: the class is what the pod
+// asked the DRA driver for; a full-GPU class in a MIG pool is a mig-profile finding.
 #include "policy/dra/gpu_request.h"
 #include "policy/evaluation/mutations/mutation.h"
 #include "policy/base/tenant_labels.h"

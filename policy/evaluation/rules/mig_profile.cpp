@@ -1,8 +1,10 @@
 // mig-profile: MIG resources must be valid profiles of the pool's GPU model and only appear in
 // pools using the mixed strategy; whole GPUs do not appear in mixed pools (mig-resources turns
-// them into slices; an unmutated pod still has them); in a single pool a GPU pod selects one of
-// the pool's MIG products; the mig-profile annotation must name a valid profile; a container may
-// use one MIG type. A pod with no pool is checked only for the last.
+// them into slices; an unmutated pod still has them); a full-GPU DRA device class (a claim, or
+// its deviceclass.resource.kubernetes.io/ extended resource) is refused in mixed and single
+// pools; in a single pool a GPU pod selects one of the pool's MIG products; the mig-profile
+// annotation must name a valid profile; a container may use one MIG type. A pod with no pool is
+// checked only for the last.
 #include "policy/dra/gpu_request.h"
 #include "policy/views/mig.h"
 #include "policy/evaluation/rules/rule.h"
@@ -24,23 +26,45 @@ const MigProfileEntry* mutation_profile(const RuleContext& ctx, const Pool& pool
   return pool.default_profile < 0 ? nullptr : &pool.mig_profiles[pool.default_profile];
 }
 
-void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
-  const MigProfileEntry* fix = mutation_profile(ctx, pool);
-  auto hint = [&] { return fix ? "; /mutate would have made them " + fix->resource : std::string(); };
+// Calls f(container, limits, quantity) for each entry of kind `kind` that asks for something,
+// once per resource: at the request, or at the limit when the request is missing or zero.
+template <typename F>
+void for_each_asked(const RuleContext& ctx, CompiledPolicy::GpuKind kind, F f) {
   for (const auto& c : ctx.pod.containers) {
     for (int pass = 0; pass < 2; ++pass) {
       const bool limits = pass == 1;
       for (const auto& q : limits ? c.limits : c.requests) {
-        if (ctx.policy.classify_resource(q.name) != CompiledPolicy::GpuKind::Full) continue;
-        if (zero_quantity(q)) continue;
+        if (ctx.policy.classify_resource(q.name) != kind || zero_quantity(q)) continue;
         if (limits && find_resource(c.requests, q.name) && !zero_quantity(*find_resource(c.requests, q.name)))
           continue;  // reported at the request
-        out.report(resource_field(ctx, c, limits, q.name),
-                   container_label(c) + " requests whole GPUs (" + std::string(q.name) + ") in pool " +
-                       quoted(pool.name) + ", which hands out MIG slices" + hint());
+        f(c, limits, q);
       }
     }
   }
+}
+
+void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
+  const MigProfileEntry* fix = mutation_profile(ctx, pool);
+  auto hint = [&] { return fix ? "; /mutate would have made them " + fix->resource : std::string(); };
+  for_each_asked(ctx, CompiledPolicy::GpuKind::Full, [&](const ContainerView& c, bool limits, const ResourceQuantity& q) {
+    out.report(resource_field(ctx, c, limits, q.name), container_label(c) + " requests whole GPUs (" +
+                                                           std::string(q.name) + ") in pool " + quoted(pool.name) +
+                                                           ", which hands out MIG slices" + hint());
+  });
+}
+
+// A full-GPU device class asked for as a DRA extended resource in a MIG pool (mixed or single):
+// like a claim for that class, whole GPUs are not handed out there. mig-resources leaves these
+// alone (the class is what the pod asked the DRA driver for), so no /mutate hint.
+void check_device_class_resources(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
+  const size_t prefix = CompiledPolicy::kDeviceClassResourcePrefix.size();
+  for_each_asked(ctx, CompiledPolicy::GpuKind::DeviceClassFull,
+                 [&](const ContainerView& c, bool limits, const ResourceQuantity& q) {
+                   out.report(resource_field(ctx, c, limits, q.name),
+                              container_label(c) + " requests whole GPUs (" + std::string(q.name) + ", device class " +
+                                  quoted(q.name.substr(prefix)) + ") in MIG pool " + quoted(pool.name) +
+                                  "; ask a MIG device class");
+                 });
 }
 
 void check_single_product(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
@@ -130,6 +154,7 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
     }
   }
   if (pool && pool->mig_strategy == MigStrategy::Mixed) check_whole_gpus(ctx, *pool, out);
+  if (pool && pool->mig_strategy != MigStrategy::None) check_device_class_resources(ctx, *pool, out);
   if (pool) check_claims(ctx, *pool, out);
   if (pool && pool->mig_strategy == MigStrategy::Single && ctx.gpu.gpu_pod()) check_single_product(ctx, *pool, out);
   bool found = false;

@@ -1,14 +1,29 @@
-// tenant-label: a pod must not claim another tenant through gpu-admission.io/tenant, nor set one
-// of its tenant's label keys to another value (labels drive cost attribution and quotas). While
-// the tenant-labels mutation is on, a pod that lacks them was not mutated (/validate judges it as
-// it arrives); on UPDATE, removing one of them is refused whatever the mutation's setting.
+// tenant-label: a pod must not claim another tenant through gpu-admission.io/tenant (in a
+// namespace of no tenant, any value of it is such a claim), nor set one of its tenant's label
+// keys to another value (labels drive cost attribution and quotas). While the tenant-labels
+// mutation is on, a pod that lacks them was not mutated (/validate judges it as it arrives); on
+// UPDATE, removing one of them is refused whatever the mutation's setting.
 #include "policy/evaluation/rules/rule.h"
 #include "policy/base/tenant_labels.h"
 
 namespace gpu_admission::policy {
+namespace {
+
+// A pod of no tenant wearing the tenant label would pass for that tenant's pod wherever the
+// label is trusted (cost attribution, quotas, network policies that select on it).
+void check_unmapped(const RuleContext& ctx, RuleOutput& out) {
+  bool found = false;
+  std::string_view value = ctx.pod.label(kTenantLabelKey, &found);
+  if (!found) return;
+  out.report(ctx.field("metadata.labels[\"" + std::string(kTenantLabelKey) + "\"]"),
+             "label " + std::string(kTenantLabelKey) + "=" + quoted(value) + " claims a tenant, but namespace " +
+                 quoted(ctx.namespace_name) + " belongs to no tenant");
+}
+
+}  // namespace
 
 void check_tenant_label(const RuleContext& ctx, RuleOutput& out) {
-  if (!ctx.tenant) return;
+  if (!ctx.tenant) return check_unmapped(ctx, out);
   const bool injected = ctx.policy.mutation_enabled(MutationId::TenantLabels);
   auto check = [&](std::string_view key, std::string_view expected) {
     // The field path is built only for a finding: the common pod has none.

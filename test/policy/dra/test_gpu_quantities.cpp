@@ -15,6 +15,7 @@
 #include "policy/dra/gpu_request.h"
 #include "policy/base/ids.h"
 #include "policy/decoding/pod_decoder.h"
+#include "policy/views/mig.h"
 #include "policy/views/quantity.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/manifests.h"
@@ -141,11 +142,16 @@ enum class Where { Requests, Limits, Both };
 constexpr Where kPlaces[] = {Where::Requests, Where::Limits, Where::Both};
 const char* name_of(Where w) { return w == Where::Requests ? "requests" : w == Where::Limits ? "limits" : "both"; }
 
+// Every spelling of a GPU resource: the device plugin's, and the DRA extended resources of a
+// full-GPU and a MIG device class (one whole GPU per unit each).
+const char* const kGpuNames[] = {"nvidia.com/gpu", "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+                                 "deviceclass.resource.kubernetes.io/mig.nvidia.com"};
+
 // `quantity` is JSON text: "\"500m\"" for a string, "0.5" for a number.
-Json resources(const std::string& quantity, Where where) {
+Json resources(const std::string& quantity, Where where, const std::string& name = "nvidia.com/gpu") {
   Json r = Json::object();
-  if (where != Where::Limits) r["requests"] = {{"nvidia.com/gpu", Json::parse(quantity)}, {"cpu", "500m"}};
-  if (where != Where::Requests) r["limits"] = {{"nvidia.com/gpu", Json::parse(quantity)}};
+  if (where != Where::Limits) r["requests"] = {{name, Json::parse(quantity)}, {"cpu", "500m"}};
+  if (where != Where::Requests) r["limits"] = {{name, Json::parse(quantity)}};
   return r;
 }
 
@@ -167,7 +173,7 @@ struct Computed {
   size_t problems = 0;
 };
 
-// Decodes `pod` and computes its GPU request with no pool (7 slices per GPU).
+// Decodes `pod` and computes its GPU request with no pool (kAnyModelSlicesPerGpu slices per GPU).
 Computed compute(const Json& pod) {
   policy::PodDocument document;
   policy::PodView view;
@@ -181,7 +187,9 @@ Computed compute(const Json& pod) {
   return out;
 }
 
-int64_t expected_slices(const Spelling& s, int64_t per_gpu = 7) {
+constexpr int64_t kNoPool = policy::kAnyModelSlicesPerGpu;
+
+int64_t expected_slices(const Spelling& s, int64_t per_gpu = kNoPool) {
   const int64_t units = policy::units_of({s.status, s.value});
   int64_t slices;
   if (__builtin_mul_overflow(units, per_gpu, &slices) || slices > policy::kSaturatedSlices)
@@ -210,9 +218,10 @@ webhook::OfflineResult evaluate(const Json& pod) {
 
 // One spelling in one place of an app container: its count, whether the pod is a GPU pod, and
 // (for GPU pods) that it is pinned to the tenant's default pool and checked.
-void check_spelling(const Spelling& s, const std::string& json_text, Where where) {
-  INFO("quantity " << json_text << " in " << name_of(where) << ", expected " << show(s.status) << " " << s.value);
-  const Json pod = pod_with(Json::array({container("main", resources(json_text, where))}));
+void check_spelling(const Spelling& s, const std::string& json_text, Where where, const std::string& name) {
+  INFO(name << " quantity " << json_text << " in " << name_of(where) << ", expected " << show(s.status) << " "
+            << s.value);
+  const Json pod = pod_with(Json::array({container("main", resources(json_text, where, name))}));
   const Computed c = compute(pod);
   const bool gpu = !(s.status == Status::Integer && s.value == 0);
   CHECK(c.gpu.gpu_pod() == gpu);
@@ -269,13 +278,15 @@ TEST_CASE("units_of: fractions count up, too large and unreadable saturate, nega
 }
 
 TEST_CASE("every GPU string quantity in requests, limits or both makes a pinned, checked GPU pod", "[quantity]") {
-  for (const auto& s : kStrings)
-    for (Where where : kPlaces) check_spelling(s, json_string(s.text), where);
+  for (const char* name : kGpuNames)
+    for (const auto& s : kStrings)
+      for (Where where : kPlaces) check_spelling(s, json_string(s.text), where, name);
 }
 
 TEST_CASE("every GPU number quantity in requests, limits or both makes a pinned, checked GPU pod", "[quantity]") {
-  for (const auto& s : kNumbers)
-    for (Where where : kPlaces) check_spelling(s, s.text, where);
+  for (const char* name : kGpuNames)
+    for (const auto& s : kNumbers)
+      for (Where where : kPlaces) check_spelling(s, s.text, where, name);
 }
 
 TEST_CASE("fractional GPUs in init containers and sidecars make a GPU pod", "[quantity]") {
@@ -287,18 +298,18 @@ TEST_CASE("fractional GPUs in init containers and sidecars make a GPU pod", "[qu
   SECTION("init container") {
     const Computed c = compute(pod_with(cpu_only, Json::array({init})));
     CHECK(c.gpu.gpu_pod());
-    CHECK(c.gpu.slices == 7);
+    CHECK(c.gpu.slices == kNoPool);
     CHECK(c.problems == 1);
   }
   SECTION("sidecar") {
     const Computed c = compute(pod_with(cpu_only, Json::array({sidecar})));
     CHECK(c.gpu.gpu_pod());
-    CHECK(c.gpu.slices == 7);
+    CHECK(c.gpu.slices == kNoPool);
   }
   SECTION("sidecar plus an app container: sidecars add up") {
     const Json app = Json::array({container("main", resources(json_string("1.5"), Where::Both))});
     const Computed c = compute(pod_with(app, Json::array({sidecar})));
-    CHECK(c.gpu.slices == 21);  // ceil(1.5) + ceil(0.5)
+    CHECK(c.gpu.slices == 3 * kNoPool);  // ceil(1.5) + ceil(0.5)
     CHECK(c.problems == 3);
   }
   SECTION("an init container too large to count saturates the pod") {
@@ -345,7 +356,7 @@ TEST_CASE("a GPU resource in requests and limits counts the larger", "[quantity]
     Json res = {{"requests", {{"nvidia.com/gpu", "0"}}}, {"limits", {{"nvidia.com/gpu", "500m"}}}};
     const Json pod = pod_with(Json::array({container("main", res)}));
     const Computed c = compute(pod);
-    CHECK(c.gpu.slices == 7);
+    CHECK(c.gpu.slices == kNoPool);
     CHECK(c.gpu.gpu_pod());
     const auto r = evaluate(pod);
     INFO(findings(r.decision));
@@ -385,15 +396,17 @@ TEST_CASE("gpu-cap names the field of a fractional quantity and what it counts a
 }
 
 TEST_CASE("container_asks_for_gpu agrees with the pod's count", "[quantity]") {
-  for (const auto& s : kStrings) {
-    INFO("\"" << s.text << "\"");
-    policy::PodDocument document;
-    const Json pod = pod_with(Json::array({container("main", resources(json_string(s.text), Where::Limits))}));
-    policy::PodView view;
-    REQUIRE_FALSE(policy::decode_pod_json(pod.dump(), false, view, document));
-    REQUIRE(view.containers.size() == 1);
-    CHECK(policy::container_asks_for_gpu(quantity_policy(), view.containers[0]) ==
-          policy::compute_gpu_request(quantity_policy(), view, nullptr, nullptr).gpu_pod());
+  for (const char* name : kGpuNames) {
+    for (const auto& s : kStrings) {
+      INFO(name << " \"" << s.text << "\"");
+      policy::PodDocument document;
+      const Json pod = pod_with(Json::array({container("main", resources(json_string(s.text), Where::Limits, name))}));
+      policy::PodView view;
+      REQUIRE_FALSE(policy::decode_pod_json(pod.dump(), false, view, document));
+      REQUIRE(view.containers.size() == 1);
+      CHECK(policy::container_asks_for_gpu(quantity_policy(), view.containers[0]) ==
+            policy::compute_gpu_request(quantity_policy(), view, nullptr, nullptr).gpu_pod());
+    }
   }
 }
 

@@ -242,6 +242,28 @@ TEST_CASE("as received: GPU pods in a namespace of no tenant", "[validate-as-rec
     k.allow_unmapped = true;
     allowed_both_ways(policy_with(k), pod);
   }
+  SECTION("a tenant's label there is refused, and never brings that tenant's pool, labels or MIG profile") {
+    Knobs k;
+    k.allow_unmapped = true;
+    const auto& p = policy_with(k);
+    pod["metadata"]["labels"] = {{"gpu-admission.io/tenant", "mixy"}};  // mixy's default pool is the MIG pool
+    denied_both_ways(p, pod, RuleId::TenantLabel, "metadata.labels[\"gpu-admission.io/tenant\"]",
+                     "namespace \"nowhere\" belongs to no tenant");
+    Both b = judge(p, pod);
+    for (const auto* r : {&b.received, &b.chain}) {
+      CHECK(r->decision.tenant == nullptr);
+      CHECK(r->decision.pool == nullptr);
+      CHECK_FALSE(has_finding(r->decision, RuleId::TenantPool));
+      CHECK(count_findings(r->decision, RuleId::TenantLabel) == 1);
+    }
+    CHECK(b.chain.mutated["spec"].count("nodeSelector") == 0);
+    CHECK(b.chain.mutated["spec"]["containers"][0]["resources"]["limits"].count("nvidia.com/gpu") == 1);
+    CHECK(b.chain.mutated["metadata"]["labels"] == Json{{"gpu-admission.io/tenant", "mixy"}});
+    // Under the default (deny) it is refused by tenant-pool as well.
+    Both strict = judge(standard(), pod);
+    CHECK(denies_at(strict.chain.decision, RuleId::TenantLabel, "metadata.labels[\"gpu-admission.io/tenant\"]"));
+    CHECK(denies_at(strict.chain.decision, RuleId::TenantPool, "metadata.namespace"));
+  }
   SECTION("pods without GPUs are not concerned") {
     Json cpu = pod_in("nowhere", Json{{"nvidia.com/gpu", "0"}});
     cpu["metadata"].erase("labels");

@@ -101,6 +101,13 @@ TEST_CASE("hide-gpus: containers that ask for a GPU in any form are left alone",
       R"({"resources": {"limits": {"nvidia.com/mig-1g.10gb": 1}}})",
       R"({"resources": {"limits": {"nvidia.com/gpu": "500m"}}})",
       R"({"resources": {"limits": {"nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 1}}})",
+      // DRA extended resources of GPU device classes (full and MIG), in requests or limits
+      R"({"resources": {"limits": {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}}})",
+      R"({"resources": {"requests": {"deviceclass.resource.kubernetes.io/vfio.gpu.nvidia.com": "1"}}})",
+      R"({"resources": {"limits": {"deviceclass.resource.kubernetes.io/mig.nvidia.com": 2}}})",
+      R"({"resources": {"limits": {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": "250m"}}})",
+      R"({"resources": {"limits": {"deviceclass.resource.kubernetes.io/example.com-nic": 1,
+                                   "deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}}})",
   };
   for (const char* extra : asks) {
     DYNAMIC_SECTION(extra) {
@@ -204,4 +211,22 @@ TEST_CASE("hide-gpus: workload templates are patched under their pod template po
                                                append_op("/spec/jobTemplate/spec/template/spec/containers/0")})));
     check_idempotent(p, r);
   }
+}
+
+TEST_CASE("hide-gpus: a DRA extended resource of a class that hands out no GPUs asks for no GPU", "[mutations][hide-gpus]") {
+  const auto& p = fixture_policy();
+  Json pod = beta_pod(Json::array({
+      container("train", R"({"resources": {"limits": {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}}})"),
+      container("net", R"({"resources": {"limits": {"deviceclass.resource.kubernetes.io/nic.example.com": 1}}})"),
+      container("zero", R"({"resources": {"limits": {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 0}}})"),
+  }));
+  pod["spec"]["initContainers"] = Json::array({
+      container("proxy", R"({"restartPolicy": "Always",
+                              "resources": {"requests": {"deviceclass.resource.kubernetes.io/mig.nvidia.com": 1}}})"),
+  });
+  auto r = eval(p, pod);
+  INFO(findings(r.decision));
+  CHECK(r.decision.allowed);
+  CHECK(plain(r.patch) == plain(Json::array({void_env_op("/spec/containers/1"), void_env_op("/spec/containers/2")})));
+  CHECK(r.decision.gpu_slices == 2 * 7);  // the sidecar's MIG device counts as a whole GPU beside the app's one
 }

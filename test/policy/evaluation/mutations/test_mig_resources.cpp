@@ -342,3 +342,50 @@ TEST_CASE("mig-resources: a sum beyond int64 is not made (no wrap-around)", "[mu
     }
   }
 }
+
+TEST_CASE("mig-resources: DRA extended resources are never rewritten; a full class in a MIG pool is refused",
+          "[mutations][mig]") {
+  const auto& p = fixture_policy();
+  const std::string full = "deviceclass.resource.kubernetes.io/gpu.nvidia.com";
+  const std::string mig = "deviceclass.resource.kubernetes.io/mig.nvidia.com";
+  SECTION("mixed: nvidia.com/gpu beside a full class: only nvidia.com/gpu becomes a slice") {
+    Json pod = secure_pod(Json{{"limits", {{"nvidia.com/gpu", 1}, {full, 1}}}});
+    auto r = eval(p, pod);
+    INFO(findings(r.decision) << r.patch.dump());
+    Json ops = Json::array({op("remove", kLimits + "nvidia.com~1gpu"), op("add", kLimits + "nvidia.com~1mig-1g.10gb", 1)});
+    add_injected(ops, "1g.10gb", R"("train")");
+    CHECK(plain(r.patch) == plain(ops));
+    CHECK(denies_at(r.decision, policy::RuleId::MigProfile,
+                    "spec.containers[0].resources.limits[\"" + full + "\"]", "device class \"gpu.nvidia.com\""));
+    CHECK(count_findings(r.decision, policy::RuleId::MigProfile) == 1);
+    CHECK(r.decision.gpu_slices == 1 + 7);  // one slice and one whole GPU of the A100
+    check_idempotent(p, r);
+  }
+  SECTION("mixed: a full class alone: nothing to convert, no annotation, refused with no /mutate hint") {
+    auto r = eval(p, secure_pod(Json{{"requests", {{full, "2"}}}, {"limits", {{full, "2"}}}}));
+    INFO(findings(r.decision) << r.patch.dump());
+    CHECK_FALSE(mutated(r.decision, policy::MutationId::MigResources));
+    CHECK(r.patch == Json::array());
+    CHECK(denies_at(r.decision, policy::RuleId::MigProfile, "spec.containers[0].resources.requests[\"" + full + "\"]",
+                    "ask a MIG device class"));
+    CHECK(count_findings(r.decision, policy::RuleId::MigProfile) == 1);  // reported at the request only
+    for (const auto& f : r.decision.findings) CHECK(f.message.find("/mutate") == std::string::npos);
+  }
+  SECTION("mixed: the MIG class is what the pool hands out") {
+    auto r = eval(p, secure_pod(Json{{"limits", {{mig, 1}}}}));
+    INFO(findings(r.decision) << r.patch.dump());
+    CHECK(r.decision.allowed);
+    CHECK(r.patch == Json::array());
+    CHECK(r.decision.gpu_slices == 7);  // no profile named: a whole GPU
+  }
+  SECTION("single: the product is pinned for a MIG class pod; a full class is refused") {
+    auto ok = eval(p, single_pod(Json{{"limits", {{mig, 1}}}}));
+    INFO(findings(ok.decision) << ok.patch.dump());
+    CHECK(ok.decision.allowed);
+    CHECK(ok.mutated["spec"]["nodeSelector"]["nvidia.com/gpu.product"] == "A100-SXM4-40GB-MIG-3g.20gb");
+    auto bad = eval(p, single_pod(Json{{"limits", {{full, 1}}}}));
+    INFO(findings(bad.decision));
+    CHECK(denies_at(bad.decision, policy::RuleId::MigProfile, "spec.containers[0].resources.limits[\"" + full + "\"]",
+                    "in MIG pool \"a100-single\""));
+  }
+}
