@@ -16,35 +16,15 @@
 #include <httplib.h>
 
 #include "cluster_test_support.h"
-
-extern char** environ;
+#include "webhook/spawn_binary.h"
 
 namespace cluster_test {
 
 // The binary as a child process, stderr to `log`; killed at the end of the scope.
 class Child {
  public:
-  Child(std::vector<std::string> args, const std::string& log) : log_(log) {
-    args.insert(args.begin(), GPU_ADMISSION_BINARY);
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    if (posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-  }
+  Child(std::vector<std::string> args, const std::string& log)
+      : pid_(webhook_test::spawn_binary(std::move(args), log)), log_(log) {}
   ~Child() {
     if (pid_ > 0 && exit_code_ == -2) {
       ::kill(pid_, SIGKILL);

@@ -16,8 +16,8 @@
 
 #include "webhook/server/server_test_support.h"
 #include "webhook/io/default_policy.h"
+#include "webhook/spawn_binary.h"
 
-extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace server_test;
@@ -59,28 +59,8 @@ void kubelet_publish(const fs::path& dir, const std::string& name, const std::st
 // A child process running the binary, stderr captured to a file; killed if still running at the end.
 class ServeProcess {
  public:
-  ServeProcess(const std::vector<std::string>& args, const fs::path& log) : log_(log) {
-    std::vector<std::string> argv_storage = {GPU_ADMISSION_BINARY};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& arg : argv_storage) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    if (posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-  }
+  ServeProcess(const std::vector<std::string>& args, const fs::path& log)
+      : pid_(webhook_test::spawn_binary(args, log.string())), log_(log) {}
   ~ServeProcess() {
     if (pid_ > 0 && !exited_) {
       ::kill(pid_, SIGKILL);
