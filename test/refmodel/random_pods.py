@@ -83,6 +83,10 @@ def relaxed_policy():
     a30 = s["pools"][3]
     a30.pop("mig")
     a30["sharing"] = "mps"
+    # Runtime classes: a global list, a pool that replaces it, a pool whose empty list inherits it.
+    s["runtimeClasses"] = ["nvidia", "kata-nvidia"]
+    a30["runtimeClasses"] = ["kata-nvidia"]
+    s["pools"][2]["runtimeClasses"] = []
     del s["tenants"][1]["defaultPool"]
     return p
 
@@ -93,6 +97,7 @@ def noselector_policy():
     p["metadata"]["name"] = "refmodel-noselector"
     p["spec"]["mutations"]["pool-selector"] = False
     p["spec"]["rules"]["gpu-cap"] = "warn"
+    p["spec"]["pools"][1]["runtimeClasses"] = ["nvidia"]   # a pool list without a global one
     return p
 
 
@@ -159,6 +164,8 @@ def _w(rng, items, weights=None):
 class Gen:
     def __init__(self, seed):
         self.rng = random.Random(seed)
+        # Draws added later come from their own stream, so a seed keeps giving the objects it gave.
+        self.runtime_rng = random.Random(seed * 7919 + 17)
         self.n = 0
 
     # --- resources -----------------------------------------------------------------------------
@@ -459,6 +466,10 @@ class Gen:
         tol = self.tolerations()
         if tol:
             spec["tolerations"] = tol
+        rt = self.runtime_rng
+        if rt.random() < 0.35:
+            spec["runtimeClassName"] = _w(rt, ["nvidia", "kata-nvidia", "runc", "nvidia-cdi", "", None],
+                                          [5, 4, 3, 1, 1, 1])
         return spec
 
     def next(self):

@@ -1,5 +1,6 @@
 // Pod Security Admission style fixtures: test/fixtures/<rule-id>/{pass,fail}/*.yaml, one object
-// per file, evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
+// per file (after the ResourceClaims and ResourceClaimTemplates its pod refers to, when it needs
+// them), evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
 // its folder's rule (with a field and a message); a pass fixture must not be reported by it
 // (other rules may fire). The namespace of each object selects its tenant.
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 #include "policy/evaluation/decision.h"
 #include "policy/base/ids.h"
 #include "webhook/io/manifests.h"
+#include "webhook/cli/input_claims.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_file.h"
 
@@ -81,11 +83,20 @@ Outcome evaluate_fixture(const fs::path& file) {
     o.problem = "cannot read: " + *read.error;
     return o;
   }
-  if (read.objects.size() != 1) {
-    o.problem = "expected exactly one object, found " + std::to_string(read.objects.size());
+  if (read.objects.empty()) {
+    o.problem = "expected an object, found none";
     return o;
   }
-  o.result = webhook::evaluate_offline(*fixture_policy().policy, read.objects.front(), "");
+  // The objects before the last one are the claims and claim templates the last one refers to.
+  webhook::InputClaims claims;
+  for (size_t i = 0; i + 1 < read.objects.size(); ++i) {
+    if (claims.add(read.objects[i].object, "")) continue;
+    o.problem = "only ResourceClaims and ResourceClaimTemplates may come before the judged object";
+    return o;
+  }
+  policy::ExternalFacts facts;
+  facts.claims = &claims;
+  o.result = webhook::evaluate_offline(*fixture_policy().policy, read.objects.back(), "", true, facts);
   if (o.result.status != webhook::OfflineResult::Status::Evaluated) {
     o.problem = "not evaluated: " + o.result.note;
     return o;
@@ -191,7 +202,8 @@ TEST_CASE("rule fixtures: fail fixtures are denied by their rule, pass fixtures 
 
 TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template", "[fixtures]") {
   // Every finding of a workload fixture points into its template (or, for the namespace, at the
-  // workload's own metadata), so messages lead users to the right place in their Deployment.
+  // workload's own metadata), so messages lead users to the right place in their Deployment; a
+  // claim's findings point into its devices.
   REQUIRE(fixture_policy().ok());
   size_t workloads = 0;
   for (auto rule : policy::kRuleNames) {
@@ -201,7 +213,10 @@ TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template
       if (!o.ok || o.result.kind == "Pod") continue;
       ++workloads;
       INFO("fixture test/fixtures/" << rule << "/fail/" << file.filename().string() << ": " << describe(o.result.decision));
-      const std::string prefix = o.result.kind == "CronJob" ? "spec.jobTemplate.spec.template." : "spec.template.";
+      const std::string prefix = o.result.kind == "CronJob"                 ? "spec.jobTemplate.spec.template."
+                                 : o.result.kind == "ResourceClaim"         ? "spec.devices."
+                                 : o.result.kind == "ResourceClaimTemplate" ? "spec.spec.devices."
+                                                                            : "spec.template.";
       for (const auto& f : o.result.decision.findings) {
         INFO("field " << f.field);
         // The namespace is the workload's own: a template has none.
