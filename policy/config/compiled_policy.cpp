@@ -130,6 +130,7 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
     pool.mig_strategy = pc.mig_strategy;
     pool.sharing = pc.sharing;
     pool.taints = to_taints(pc.taints);
+    pool.runtime_classes = pc.runtime_classes.value_or(std::vector<std::string>{});
     pool.mig_table = mig_table_for_model(pc.gpu_model);
     if (pool.mig_table) {
       pool.compute_slices = pool.mig_table->compute_slices;

@@ -48,6 +48,7 @@ struct Pool {
   std::vector<Taint> taints;
   std::vector<MigProfileEntry> mig_profiles;  // every profile of the model's table
   int default_profile = -1;                   // index into mig_profiles
+  std::vector<std::string> runtime_classes;   // the pool's own runtimeClasses (empty: spec.runtimeClasses)
 
   const MigProfileEntry* find_profile(std::string_view profile) const;
   const MigProfileEntry* find_profile_by_resource(std::string_view resource) const;
@@ -115,6 +116,13 @@ class CompiledPolicy {
   const std::vector<std::string>& gpu_env_vars() const { return config_.gpu_env_vars; }
   // Pod annotation prefixes that inject devices (spec.deviceAnnotationPrefixes).
   const std::vector<std::string>& device_annotation_prefixes() const { return config_.device_annotation_prefixes; }
+  // The runtimeClassName values a GPU pod in `pool` (nullptr: no pool) may use: the pool's
+  // runtimeClasses when it lists some, else spec.runtimeClasses; empty: any.
+  const std::vector<std::string>& runtime_classes_for(const Pool* pool) const {
+    return pool && !pool->runtime_classes.empty() ? pool->runtime_classes : config_.runtime_classes;
+  }
+  // DRA device tolerations tenants' GPU requests may carry (spec.deviceTolerations).
+  const std::vector<TolerationConfig>& device_tolerations() const { return config_.device_tolerations; }
 
   // A kind whose pod templates are judged by template paths: spec.workloads first, then
   // the built-in ML kinds; nullptr for others. `group` is the apiVersion's group.

@@ -224,12 +224,39 @@ void workload_paths(Lint& l) {
   }
 }
 
+// A pool's `runtimeClasses: []` inherits spec.runtimeClasses (fail closed: an empty list left by
+// a template must not open the pool to every runtime); whoever wrote it may have meant "any".
+void pool_runtime_classes_empty(Lint& l) {
+  if (l.config.runtime_classes.empty()) return;
+  for (size_t i = 0; i < l.config.pools.size(); ++i) {
+    const PoolConfig& pc = l.config.pools[i];
+    if (!pc.runtime_classes || !pc.runtime_classes->empty()) continue;
+    l.warn(index_path("spec.pools", i) + ".runtimeClasses",
+           "is empty, so pool " + quote(pc.name) + " inherits spec.runtimeClasses; an empty list does not allow "
+           "every runtime class (list the classes the pool allows, or leave the field out)");
+  }
+}
+
+// An allowed device toleration with no key tolerates every device taint: tenants may then be
+// handed GPUs fenced as broken or reserved for someone else.
+void device_toleration_wildcard(Lint& l) {
+  for (size_t i = 0; i < l.config.device_tolerations.size(); ++i) {
+    const TolerationConfig& t = l.config.device_tolerations[i];
+    if (!t.key.empty()) continue;
+    l.warn(index_path("spec.deviceTolerations", i),
+           "has no key: tenants' DRA requests may tolerate every device taint" +
+               std::string(t.effect.empty() ? "" : " with effect " + t.effect) +
+               ", including taints that fence broken GPUs or reserve GPUs for others");
+  }
+}
+
 using Check = void (*)(Lint&);
-constexpr std::array<Check, 11> kChecks = {
+constexpr std::array<Check, 13> kChecks = {
     namespace_star,      controller_usernames,        service_account_namespace_globs,
     adversarial_sharing, mig_with_sharing,            tenant_without_default_pool,
     pool_selector_off,   mig_resources_off,           gpu_cap_not_deny,
     workload_paths,      unmapped_allow_with_selectors,
+    pool_runtime_classes_empty, device_toleration_wildcard,
 };
 
 }  // namespace

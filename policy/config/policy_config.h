@@ -32,6 +32,15 @@ struct TaintConfig {
   std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
 };
 
+// spec.deviceTolerations[]: a DRA device toleration tenants' GPU requests may carry (or any
+// toleration that tolerates no more than it does).
+struct TolerationConfig {
+  std::string key;           // "" only with Exists: every key
+  std::string op = "Equal";  // Exists | Equal
+  std::string value;
+  std::string effect;        // "" (every effect) | NoSchedule | NoExecute
+};
+
 struct PoolConfig {
   std::string name;
   StringPairs node_selector;
@@ -41,6 +50,8 @@ struct PoolConfig {
   std::string mig_default_profile;
   Sharing sharing = Sharing::None;
   std::vector<TaintConfig> taints;
+  // runtimeClasses: nullopt when left out; set but empty inherits spec.runtimeClasses too.
+  std::optional<std::vector<std::string>> runtime_classes;
 };
 
 struct TenantConfig {
@@ -74,6 +85,8 @@ struct PolicyConfig {
   std::vector<std::string> device_annotation_prefixes = {"cdi.k8s.io/",       "nvidia.cdi.k8s.io/",
                                                          "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
                                                          "devices.nri.io/",   "cdi-devices.nri.io/"};
+  std::vector<std::string> runtime_classes;              // GPU pods' runtimeClassName; empty: any
+  std::vector<TolerationConfig> device_tolerations;      // DRA device tolerations tenants may carry
   std::optional<int64_t> default_max_gpus_per_pod;
   UnmappedGpuPods unmapped_gpu_pods = UnmappedGpuPods::Deny;
   std::vector<TaintConfig> gpu_taints;

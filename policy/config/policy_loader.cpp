@@ -3,6 +3,7 @@
 #include <set>
 #include <span>
 
+#include "policy/config/device_access_fields.h"
 #include "policy/decoding/pod_decoder.h"
 #include "policy/config/template_paths.h"
 
@@ -21,19 +22,22 @@ constexpr std::string_view kDocumentFields[] = {"apiVersion", "kind", "metadata"
 constexpr std::string_view kMetadataFields[] = {"name", "labels", "annotations", "namespace"};
 constexpr std::string_view kSpecFields[] = {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths", "gpuEnvVars",
                                             "deviceAnnotationPrefixes", "defaults", "rules", "mutations",
-                                            "pools", "tenants", "workloads"};
+                                            "pools", "tenants", "workloads", "runtimeClasses",
+                                            "deviceTolerations"};
 constexpr std::string_view kExemptionFields[] = {"namespaces", "usernames"};
 constexpr std::string_view kGpuResourceFields[] = {"full", "migPrefix", "shared", "fractional"};
 constexpr std::string_view kDeviceClassFields[] = {"full", "mig"};
 constexpr std::string_view kDefaultsFields[] = {"maxGpusPerPod", "unmappedGpuPods", "gpuTaints"};
 constexpr std::string_view kTaintFields[] = {"key", "value", "effect"};
-constexpr std::string_view kPoolFields[] = {"name", "nodeSelector", "trust", "gpuModel", "mig", "sharing", "taints"};
+constexpr std::string_view kPoolFields[] = {"name", "nodeSelector", "trust", "gpuModel", "mig", "sharing", "taints",
+                                            "runtimeClasses"};
 constexpr std::string_view kPoolMigFields[] = {"strategy", "defaultProfile"};
 constexpr std::string_view kTenantFields[] = {"name",          "namespaces", "namespaceSelector", "labels",
                                               "maxGpusPerPod", "pools",      "defaultPool"};
 constexpr std::string_view kSelectorFields[] = {"matchLabels", "matchExpressions"};
 constexpr std::string_view kRequirementFields[] = {"key", "operator", "values"};
 constexpr std::string_view kWorkloadFields[] = {"apiVersion", "kind", "templates"};
+constexpr std::string_view kDeviceTolerationFields[] = {"key", "operator", "value", "effect"};
 
 // A checked mapping: its path, `[]` standing for any item of a list ("" is the document).
 struct FieldTable {
@@ -56,6 +60,7 @@ constexpr FieldTable kFieldTables[] = {
     {"spec.tenants[].namespaceSelector", kSelectorFields},
     {"spec.tenants[].namespaceSelector.matchExpressions[]", kRequirementFields},
     {"spec.workloads[]", kWorkloadFields},
+    {"spec.deviceTolerations[]", kDeviceTolerationFields},
 };
 
 // The fields of the mapping at `object`, found at compile time: a path without a table does not
@@ -83,6 +88,12 @@ const char* type_name(const json& v) {
 class Reader {
  public:
   Reader(const SourceMap& marks, Issues& issues) : marks_(marks), issues_(issues) {}
+
+  // For the readers of other files (device_access_fields.h): errors here, fields against `known`.
+  FieldReaderSink sink(FieldNames known = {}) {
+    return {[this](const std::string& path, std::string message) { error(path, std::move(message)); },
+            [this, known](const Json& object, const std::string& path) { check_fields(object, path, known); }};
+  }
 
   void error(const std::string& path, std::string message) {
     issues_.push_back({Issue::Severity::Error, path, std::move(message), marks_.find(path)});
@@ -242,6 +253,8 @@ void read_pool(Reader& r, const json& v, const std::string& path, PoolConfig& po
   if (v.contains("sharing")) r.read_enum(v["sharing"], child_path(path, "sharing"), kSharingNames, pool.sharing);
   if (v.contains("taints"))
     r.read_taints(v["taints"], child_path(path, "taints"), fields_of("spec.pools[].taints[]"), pool.taints);
+  if (v.contains("runtimeClasses") && !v["runtimeClasses"].is_null())
+    read_runtime_classes(v["runtimeClasses"], child_path(path, "runtimeClasses"), pool.runtime_classes.emplace(), r.sink());
   if (v.contains("mig") && !v["mig"].is_null()) {
     std::string mp = child_path(path, "mig");
     const json& mig = v["mig"];
@@ -488,6 +501,11 @@ void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   read_list(r, spec, "pools", "pools", config.pools, read_pool);
   read_list(r, spec, "tenants", "tenants", config.tenants, read_tenant);
   read_list(r, spec, "workloads", "workload kinds", config.workloads, read_workload);
+  if (spec.contains("runtimeClasses"))
+    read_runtime_classes(spec["runtimeClasses"], "spec.runtimeClasses", config.runtime_classes, r.sink());
+  if (spec.contains("deviceTolerations"))
+    read_device_tolerations(spec["deviceTolerations"], "spec.deviceTolerations", config.device_tolerations,
+                            r.sink(fields_of("spec.deviceTolerations[]")));
 }
 
 }  // namespace
@@ -586,6 +604,7 @@ json policy_config_to_json(const PolicyConfig& c) {
     o["mig"] = mig;
     o["sharing"] = std::string(kSharingNames[static_cast<size_t>(p.sharing)]);
     o["taints"] = taints(p.taints);
+    if (p.runtime_classes) o["runtimeClasses"] = *p.runtime_classes;
     pools.push_back(o);
   }
   json tenants = json::array();
@@ -626,6 +645,9 @@ json policy_config_to_json(const PolicyConfig& c) {
       workloads.push_back({{"apiVersion", w.api_version}, {"kind", w.kind}, {"templates", w.templates}});
     out["spec"]["workloads"] = workloads;
   }
+  // Left out when empty too, for the same reason.
+  if (!c.runtime_classes.empty()) out["spec"]["runtimeClasses"] = c.runtime_classes;
+  if (!c.device_tolerations.empty()) out["spec"]["deviceTolerations"] = device_tolerations_to_json(c.device_tolerations);
   return out;
 }
 

@@ -22,7 +22,8 @@ constexpr auto kKindKey = keys("kind");
 constexpr auto kMetadataKeys = keys("name", "generateName", "namespace", "labels", "annotations");
 constexpr auto kPodKeys = keys("metadata", "spec");
 constexpr auto kSpecKeys = keys("hostPID", "hostIPC", "hostNetwork", "nodeSelector", "affinity", "tolerations",
-                                "volumes", "resourceClaims", "initContainers", "containers", "ephemeralContainers");
+                                "volumes", "resourceClaims", "initContainers", "containers", "ephemeralContainers",
+                                "runtimeClassName");
 
 class Decoder : public json::Reader {
  public:
@@ -74,7 +75,8 @@ class Decoder : public json::Reader {
         case 7: return pod_decoding::decode_resource_claims(*this, pod_, value, value_at);
         case 8: return containers(value, ContainerKind::Init, value_at);
         case 9: return containers(value, ContainerKind::App, value_at);
-        default: return containers(value, ContainerKind::Ephemeral, value_at);
+        case 10: return containers(value, ContainerKind::Ephemeral, value_at);
+        default: return as_string(value, pod_.runtime_class_name, value_at);
       }
     });
     if (read) order_containers();

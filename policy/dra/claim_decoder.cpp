@@ -37,6 +37,16 @@ class Decoder : public dom::Reader {
     });
   }
 
+  // tolerations[j]: key, operator, value, effect. tolerationSeconds is not read: it only shortens
+  // how long a NoExecute taint is tolerated.
+  bool tolerations(object obj, DeviceSubrequest& out, const Loc& at) {
+    return each_object(obj, "tolerations", at, [&](object t, const Loc& item_at, uint32_t) {
+      Toleration& tol = out.tolerations.emplace_back();
+      return optional_string(t, "key", tol.key, item_at) && optional_string(t, "operator", tol.op, item_at) &&
+             optional_string(t, "value", tol.value, item_at) && optional_string(t, "effect", tol.effect, item_at);
+    });
+  }
+
   bool allocation(object obj, DeviceSubrequest& out, const Loc& at) {
     std::string_view mode;
     if (!optional_string(obj, "allocationMode", mode, at)) return false;
@@ -76,7 +86,8 @@ class Decoder : public dom::Reader {
     if (!as_string(e, out.device_class, at.child("deviceClassName"))) return false;
     if (out.device_class.empty()) return fail(at.child("deviceClassName"), "must not be empty");
     if (admin_access && !optional_bool(obj, "adminAccess", out.admin_access, at)) return false;
-    if (!allocation(obj, out, at) || !selectors(obj, out, at) || !capacity(obj, out, at)) return false;
+    if (!allocation(obj, out, at) || !selectors(obj, out, at) || !capacity(obj, out, at) || !tolerations(obj, out, at))
+      return false;
     find_pinned_mig_profiles(out);
     return true;
   }

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/views/pod_view.h"  // Toleration
+
 namespace gpu_admission::policy {
 
 enum class ClaimKind : uint8_t { Claim, Template };
@@ -33,6 +35,8 @@ struct DeviceSubrequest {
   // otherwise finds them itself.
   bool pins_found = false;
   std::vector<std::string_view> pinned_profiles;
+  // tolerations (Kubernetes 1.33+): the device taints this request may be allocated devices with.
+  std::vector<Toleration> tolerations;
 };
 
 struct DeviceRequestView {

@@ -11,6 +11,7 @@
 #include "policy/evaluation/evaluator.h"
 #include "policy/dra/gpu_request.h"
 #include "policy/dra/pod_claims.h"
+#include "policy/evaluation/device_tolerations.h"
 
 namespace gpu_admission::policy {
 namespace {
@@ -67,6 +68,7 @@ void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const 
   out.gpu_slices = gpus.slices;
   out.slices_per_gpu = counting.slices_per_gpu;
   check_claim_admin_access(policy, claim, gpus, out);
+  check_claim_device_tolerations(policy, claim, policy.action(RuleId::GpuDeviceAccess), out);
   check_claim_cap(policy, claim, gpus, tenant, counting.slices_per_gpu, out);
   out.allowed = !out.has(Action::Deny);
 }

@@ -49,6 +49,7 @@ void PodView::clear() {
   host_pid = host_ipc = host_network = false;
   host_paths.clear();
   resource_claims.clear();
+  runtime_class_name = {};
   for (auto& c : containers) {
     c.claims.clear();
     c.has_env = false;

@@ -165,6 +165,7 @@ struct PodView {
   bool host_network = false;
   std::vector<HostPathVolume> host_paths;
   std::vector<PodResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
+  std::string_view runtime_class_name;  // spec.runtimeClassName ("" when absent)
   std::vector<ContainerView> containers;  // init, then app, then ephemeral, each in list order
 
   // Empties the view but keeps the capacity of every vector, containers' included.

@@ -32,8 +32,13 @@ void check_claim(const cl::ClaimEntry& entry) {
   if (!entry.ok()) return;
   if (!inside(entry.arena, entry.view.name) || !inside(entry.arena, entry.view.api_version)) fail("view outside arena");
   for (const auto& request : entry.view.requests)
-    for (const auto& alternative : request.alternatives)
+    for (const auto& alternative : request.alternatives) {
       if (!inside(entry.arena, alternative.device_class)) fail("device class outside arena");
+      for (const auto& t : alternative.tolerations)
+        if (!inside(entry.arena, t.key) || !inside(entry.arena, t.op) || !inside(entry.arena, t.value) ||
+            !inside(entry.arena, t.effect))
+          fail("toleration outside arena");
+    }
 }
 
 void on_event(simdjson::dom::parser& parser, std::string_view line) {

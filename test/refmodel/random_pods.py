@@ -90,18 +90,23 @@ def relaxed_policy():
     a30 = s["pools"][3]
     a30.pop("mig")
     a30["sharing"] = "mps"
+    # Runtime classes: a global list, a pool that replaces it, a pool whose empty list inherits it.
+    s["runtimeClasses"] = ["nvidia", "kata-nvidia"]
+    a30["runtimeClasses"] = ["kata-nvidia"]
+    s["pools"][2]["runtimeClasses"] = []
     del s["tenants"][1]["defaultPool"]
     return p
 
 
 def noselector_policy():
     """pool-selector off (unpinned GPU pods stay unpinned), hide-gpus off, gpu-cap on warn, the
-    adversarial A30 pool shared by time-slicing."""
+    adversarial A30 pool shared by time-slicing, one pool's runtime classes without a global list."""
     p = copy.deepcopy(MAIN_POLICY)
     p["metadata"]["name"] = "refmodel-noselector"
     p["spec"]["mutations"]["pool-selector"] = False
     p["spec"]["rules"]["gpu-cap"] = "warn"
     p["spec"]["pools"][3]["sharing"] = "time-slicing"
+    p["spec"]["pools"][1]["runtimeClasses"] = ["nvidia"]   # a pool list without a global one
     return p
 
 
@@ -188,6 +193,7 @@ class Gen:
         # before, stays as it was (one random() per choice, whatever the list's length).
         self.later = random.Random(seed + 7919)
         self.dra_rng = random.Random(f"{seed}-device-classes")
+        self.runtime_rng = random.Random(seed * 7919 + 17)
         self.n = 0
 
     # --- resources -----------------------------------------------------------------------------
@@ -537,6 +543,10 @@ class Gen:
         tol = self.tolerations()
         if tol:
             spec["tolerations"] = tol
+        rt = self.runtime_rng
+        if rt.random() < 0.35:
+            spec["runtimeClassName"] = _w(rt, ["nvidia", "kata-nvidia", "runc", "nvidia-cdi", "", None],
+                                          [5, 4, 3, 1, 1, 1])
         return spec
 
     def next(self):

@@ -210,6 +210,7 @@ class Policy:
         self.extra_host_paths = [normalize_path(p) for p in spec.get("gpuHostPaths") or []]
         self.annotation_prefixes = list(spec.get("deviceAnnotationPrefixes", DEFAULT_ANNOTATION_PREFIXES))
         self.device_env = DEVICE_ENV + tuple(spec.get("gpuEnvVars") or [])
+        self.runtime_classes = list(spec.get("runtimeClasses") or [])
         d = spec.get("defaults") or {}
         self.default_cap = d.get("maxGpusPerPod")
         self.unmapped_allow = d.get("unmappedGpuPods", "deny") == "allow"
@@ -707,6 +708,12 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     for k in annotations:
         if any(annotation_is_device(k, p) for p in policy.annotation_prefixes):
             res.add("gpu-device-access", f"annotation {k}")
+    # SPEC 3: a GPU pod whose runtimeClassName is not in its pool's runtimeClasses (else
+    # spec.runtimeClasses) when either is set; docs/design.md: an empty pool list inherits, and a
+    # pod without runtimeClassName (or with "") is refused.
+    allowed_runtimes = (pool or {}).get("runtimeClasses") or policy.runtime_classes
+    if allowed_runtimes and info.asks and spec.get("runtimeClassName") not in allowed_runtimes:
+        res.add("gpu-device-access", f"runtimeClassName {spec.get('runtimeClassName')}")
 
     # gpu-cap
     cap = tenant.get("maxGpusPerPod") if tenant is not None and "maxGpusPerPod" in tenant \

@@ -19,6 +19,12 @@ void for_each_view(policy::ClaimView& view, F&& f) {
       f(alternative.device_class);
       for (auto& selector : alternative.selectors) f(selector);
       for (auto& pin : alternative.pinned_profiles) f(pin);
+      for (auto& t : alternative.tolerations) {
+        f(t.key);
+        f(t.op);
+        f(t.value);
+        f(t.effect);
+      }
     }
   }
   for (auto& config : view.configs) {
@@ -88,6 +94,8 @@ size_t entry_bytes(const ClaimEntry& entry) {
     bytes += request.alternatives.capacity() * sizeof(policy::DeviceSubrequest);
     for (const auto& alternative : request.alternatives)
       bytes += (alternative.selectors.capacity() + alternative.pinned_profiles.capacity()) * sizeof(std::string_view);
+    for (const auto& alternative : request.alternatives)
+      bytes += alternative.tolerations.capacity() * sizeof(policy::Toleration);
   }
   bytes += entry.view.configs.capacity() * sizeof(policy::DriverConfigView);
   for (const auto& config : entry.view.configs) bytes += config.requests.capacity() * sizeof(std::string_view);

@@ -10,6 +10,7 @@
 #include "policy/dra/gpu_request.h"
 #include "policy/views/host_path.h"
 #include "policy/evaluation/rules/rule.h"
+#include "policy/evaluation/rules/gpu_runtime_and_tolerations.h"
 #include "policy/base/tenant_labels.h"
 
 namespace gpu_admission::policy {
@@ -154,6 +155,8 @@ void check_gpu_device_access(const RuleContext& ctx, RuleOutput& out) {
   check_host_paths(ctx, out);
   check_annotations(ctx, out);
   check_admin_access(ctx, out);
+  check_runtime_class(ctx, out);
+  check_device_tolerations(ctx, out);
 }
 
 }  // namespace gpu_admission::policy

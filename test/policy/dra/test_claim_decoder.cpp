@@ -265,7 +265,7 @@ TEST_CASE("claims without devices, null fields and unknown fields", "[claim]") {
   REQUIRE_FALSE(nulls->error.has_value());
   CHECK(nulls->claim.requests.at(0).alternatives.at(0).count == 1);
   auto unknown = decode_yaml(claim_yaml("v1", "{requests: [{name: u, extra: [1], exactly: {deviceClassName: gpu.nvidia.com,"
-                                              " tolerations: 1, future: {a: b}}}], constraints: 3, more: x}"));
+                                              " unknownField: 7, future: {a: b}}}], constraints: 3, more: x}"));
   REQUIRE_FALSE(unknown->error.has_value());
   auto status = decode_yaml("{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, spec: {devices: {}}, status: 5}");
   REQUIRE_FALSE(status->error.has_value());

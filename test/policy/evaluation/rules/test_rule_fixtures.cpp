@@ -1,5 +1,6 @@
 // Pod Security Admission style fixtures: test/fixtures/<rule-id>/{pass,fail}/*.yaml, one object
-// per file, evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
+// per file (after the ResourceClaims and ResourceClaimTemplates its pod refers to, when it needs
+// them), evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
 // its folder's rule (with a field and a message); a pass fixture must not be reported by it
 // (other rules may fire). The namespace of each object selects its tenant. ResourceClaims and
 // ResourceClaimTemplates before the object are the claims its pod refers to (as among the inputs
@@ -208,7 +209,8 @@ TEST_CASE("rule fixtures: fail fixtures are denied by their rule, pass fixtures 
 
 TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template", "[fixtures]") {
   // Every finding of a workload fixture points into its template (or, for the namespace, at the
-  // workload's own metadata), so messages lead users to the right place in their Deployment.
+  // workload's own metadata), so messages lead users to the right place in their Deployment; a
+  // claim's findings point into its devices.
   REQUIRE(fixture_policy().ok());
   size_t workloads = 0;
   for (auto rule : policy::kRuleNames) {
@@ -218,7 +220,10 @@ TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template
       if (!o.ok || o.result.kind == "Pod") continue;
       ++workloads;
       INFO("fixture test/fixtures/" << rule << "/fail/" << file.filename().string() << ": " << describe(o.result.decision));
-      const std::string prefix = o.result.kind == "CronJob" ? "spec.jobTemplate.spec.template." : "spec.template.";
+      const std::string prefix = o.result.kind == "CronJob"                 ? "spec.jobTemplate.spec.template."
+                                 : o.result.kind == "ResourceClaim"         ? "spec.devices."
+                                 : o.result.kind == "ResourceClaimTemplate" ? "spec.spec.devices."
+                                                                            : "spec.template.";
       for (const auto& f : o.result.decision.findings) {
         INFO("field " << f.field);
         // The namespace is the workload's own: a template has none.

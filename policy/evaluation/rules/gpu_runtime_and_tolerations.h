@@ -1,0 +1,18 @@
+// Two checks of gpu-device-access, called from check_gpu_device_access: the runtime class of a
+// GPU pod, and the device tolerations of its DRA GPU requests.
+#pragma once
+
+#include "policy/evaluation/rules/rule.h"
+
+namespace gpu_admission::policy {
+
+// A GPU pod whose spec.runtimeClassName is not in its pool's runtimeClasses (else
+// spec.runtimeClasses), when that list is not empty. A GPU pod without runtimeClassName runs
+// with the node's default runtime handler, which the list does not name: refused too.
+void check_runtime_class(const RuleContext& ctx, RuleOutput& out);
+
+// A DRA GPU request of one of the pod's resolved claims with a toleration that
+// spec.deviceTolerations does not allow (policy/evaluation/device_tolerations.h).
+void check_device_tolerations(const RuleContext& ctx, RuleOutput& out);
+
+}  // namespace gpu_admission::policy
