@@ -11,8 +11,10 @@
 #                    install)
 #   POLICY           a policy file to install (linted first); without it an existing policy is kept
 #                    and a new install gets the built-in default policy
-#   FAILURE_POLICY   Fail or Ignore (default: keep the current one; Fail on a new install);
-#                    start with Ignore for a first rollout
+#   ENFORCEMENT      audit, warn or enforce: serve --enforcement (default: keep the current one;
+#                    audit on a new install, which observes: nothing is denied or patched)
+#   FAILURE_POLICY   Fail or Ignore (default: keep the current one; on a new install Fail under
+#                    ENFORCEMENT=enforce, else Ignore)
 #   ROTATE=1         issue a new certificate even if the Secret exists
 #   DAYS             certificate validity in days, passed to `gpu-admission certs --days`
 #   KUBECTL          kubectl command (default: kubectl), e.g. "kubectl --context prod"
@@ -27,10 +29,25 @@ BIN=${GPU_ADMISSION:-gpu-admission}
 KUBECTL=${KUBECTL:-kubectl}
 # Server-side apply: no last-applied annotation holding the private key or a large policy.
 kapply() { $KUBECTL apply --server-side --force-conflicts --field-manager=gpu-admission-install "$@"; }
+if [ -z "${ENFORCEMENT:-}" ]; then
+  # Keep what runs now (a re-run must not start enforcing); audit on a new install.
+  ENFORCEMENT=$($KUBECTL -n "$NS" get deployment "$SVC" \
+    -o 'jsonpath={range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}' 2>/dev/null |
+    awk 'prev == "--enforcement" { print; exit } { prev = $0 }' || true)
+  ENFORCEMENT=${ENFORCEMENT:-audit}
+fi
+case "$ENFORCEMENT" in
+  audit|warn|enforce) ;;
+  *) echo "ENFORCEMENT must be audit, warn or enforce" >&2; exit 2 ;;
+esac
 if [ -z "${FAILURE_POLICY:-}" ]; then
-  # Keep what is registered now (a re-run must not flip Ignore to Fail); Fail on a new install.
+  # Keep what is registered now (a re-run must not flip Ignore to Fail); on a new install it
+  # follows the enforcement, as the chart's default does.
   FAILURE_POLICY=$($KUBECTL get validatingwebhookconfiguration "$SVC" -o 'jsonpath={.webhooks[0].failurePolicy}' 2>/dev/null || true)
-  FAILURE_POLICY=${FAILURE_POLICY:-Fail}
+  if [ -z "$FAILURE_POLICY" ]; then
+    FAILURE_POLICY=Ignore
+    [ "$ENFORCEMENT" = enforce ] && FAILURE_POLICY=Fail
+  fi
 fi
 DEFAULT_IMAGE='"gpu-admission:0.1.0"'
 
@@ -56,7 +73,8 @@ if [ -z "${IMAGE:-}" ]; then
 fi
 
 apply_webhooks() {
-  sed -e "s|\${CA_BUNDLE}|$CA_BUNDLE|" -e "s|failurePolicy: Fail|failurePolicy: $FAILURE_POLICY|" \
+  sed -e "s|\${CA_BUNDLE}|$CA_BUNDLE|" -e "s/failurePolicy: Fail$/failurePolicy: $FAILURE_POLICY/" \
+    -e "s/failurePolicy: Ignore$/failurePolicy: $FAILURE_POLICY/" \
     "$here/webhooks.yaml" | kapply -f -
 }
 
@@ -99,8 +117,9 @@ else
   kapply -f "$here/policy-configmap.yaml"
 fi
 
-echo "==> webhook deployment${IMAGE:+ (image $IMAGE)}"
-sed "s|image: $DEFAULT_IMAGE|image: \"${IMAGE:-gpu-admission:0.1.0}\"|" "$here/gpu-admission.yaml" | kapply -f -
+echo "==> webhook deployment${IMAGE:+ (image $IMAGE)} (enforcement $ENFORCEMENT)"
+sed -e "s|image: $DEFAULT_IMAGE|image: \"${IMAGE:-gpu-admission:0.1.0}\"|" \
+  -e "/- --enforcement$/{n;s/\"[a-z]*\"/\"$ENFORCEMENT\"/;}" "$here/gpu-admission.yaml" | kapply -f -
 $KUBECTL -n "$NS" rollout status "deployment/$SVC" --timeout=300s
 
 echo "==> webhook configurations (failurePolicy $FAILURE_POLICY)"

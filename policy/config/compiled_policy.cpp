@@ -70,7 +70,7 @@ const WorkloadKindDef* CompiledPolicy::workload_kind(std::string_view group, std
 }
 
 std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig& config, const SourceMap& marks,
-                                                              Issues& issues) {
+                                                              Issues& issues, const CompileOptions& options) {
   auto error = [&](const std::string& path, std::string message) {
     issues.push_back({Issue::Severity::Error, path, std::move(message), marks.find(path)});
   };
@@ -79,6 +79,7 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
 
   auto policy = std::shared_ptr<CompiledPolicy>(new CompiledPolicy());
   policy->config_ = config;
+  if (options.enforcement) policy->config_.enforcement = *options.enforcement;
   policy->hash_ = fnv1a_hex(policy_config_to_json(config).dump());
 
   for (size_t i = 0; i < config.exempt_namespaces.size(); ++i)
@@ -227,7 +228,8 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
     policy->tenants_.push_back(std::move(tenant));
   }
 
-  lint_policy(config, marks, issues);  // footgun warnings (policy/config/lint.cpp)
+  policy->compile_rollout(marks, issues);
+  lint_policy(config, marks, issues, options.now);  // footgun warnings (policy/config/lint.cpp)
 
   const size_t errors_after =
       std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Issue::Severity::Error; });

@@ -56,6 +56,7 @@ struct Pool {
 
 struct Tenant {
   int index = 0;
+  std::array<Action, kRuleCount> actions{};  // spec.rules with tenants[].rules over them, capped by enforcement
   std::string name;
   std::optional<LabelSelector> namespace_selector;
   StringPairs labels;
@@ -64,18 +65,46 @@ struct Tenant {
   int default_pool = -1;
 };
 
+// spec.exceptions[], compiled: the rules it turns off for what all its selectors match.
+struct PolicyException {
+  std::string name;
+  std::string reason;
+  std::array<bool, kRuleCount> rules{};
+  GlobIndex namespaces;           // empty: any
+  std::vector<bool> tenants;      // indexed by tenant index; empty: any
+  GlobIndex usernames;            // empty: any
+  StringPairs pod_labels;         // empty: any
+  std::optional<int64_t> expires; // Unix seconds; inert from then on
+};
+
+// Compile-time facts from outside the file: the time (exceptions about to expire are warned
+// about) and the serve --enforcement override.
+struct CompileOptions {
+  int64_t now = kUnknownTime;
+  std::optional<Enforcement> enforcement;  // replaces spec.enforcement
+};
+
 class CompiledPolicy {
  public:
   // Compiles `config`. Returns nullptr when `issues` gained errors; warnings never block.
   static std::shared_ptr<const CompiledPolicy> compile(const PolicyConfig& config, const SourceMap& marks,
-                                                       Issues& issues);
+                                                       Issues& issues, const CompileOptions& options = {});
 
   const PolicyConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
   // Hex SHA-256-free content hash (FNV-1a 64) of the normalized policy, for the policy_info metric.
   const std::string& hash() const { return hash_; }
 
-  Action action(RuleId id) const { return config_.rule_actions[static_cast<size_t>(id)]; }
+  // A rule's action for a tenant's object (nullptr: a namespace of no tenant): tenants[].rules
+  // over spec.rules, capped by the enforcement (audit: deny and warn become audit; warn: deny
+  // becomes warn).
+  Action action(RuleId id, const Tenant* tenant = nullptr) const {
+    return (tenant ? tenant->actions : actions_)[static_cast<size_t>(id)];
+  }
+  Enforcement enforcement() const { return config_.enforcement; }
+  // Under audit the mutations are found but not applied: /mutate returns no patch.
+  bool mutations_withheld() const { return config_.enforcement == Enforcement::Audit; }
+  const std::vector<PolicyException>& exceptions() const { return exceptions_; }
   bool mutation_enabled(MutationId id) const { return config_.mutations[static_cast<size_t>(id)]; }
 
   bool namespace_exempt(std::string_view ns) const { return exempt_namespaces_.first_match(ns) != GlobIndex::kNoMatch; }
@@ -131,6 +160,8 @@ class CompiledPolicy {
 
  private:
   GpuKind classify_long_resource(std::string_view resource) const;
+  // Rule actions and exceptions (compiled_rollout.cpp).
+  void compile_rollout(const SourceMap& marks, Issues& issues);
 
   PolicyConfig config_;
   std::string hash_;
@@ -149,6 +180,8 @@ class CompiledPolicy {
   std::vector<Taint> gpu_taints_;
   HostPathTable gpu_host_paths_;
   std::vector<WorkloadKindDef> workload_kinds_;  // spec.workloads, compiled
+  std::array<Action, kRuleCount> actions_{};     // spec.rules capped by enforcement
+  std::vector<PolicyException> exceptions_;
 };
 
 using PolicyPtr = std::shared_ptr<const CompiledPolicy>;

@@ -2,6 +2,7 @@
 // PolicyConfig only and reports through Lint::warn with the offending field's path.
 #include "policy/config/lint.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@ struct Lint {
   const PolicyConfig& config;
   const SourceMap& marks;
   Issues& issues;
+  int64_t now;  // Unix seconds, or kUnknownTime
 
   void warn(std::string path, std::string message) {
     SourceMark mark = marks.find(path);
@@ -250,19 +252,57 @@ void device_toleration_wildcard(Lint& l) {
   }
 }
 
+// An exception that has expired does nothing; one that expires within kExpiryNoticeSeconds is
+// about to start denying what it lets through today.
+void exception_expiry(Lint& l) {
+  if (l.now == kUnknownTime) return;
+  for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
+    const ExceptionConfig& e = l.config.exceptions[i];
+    if (!e.expires) continue;
+    const std::string path = index_path("spec.exceptions", i) + ".expires";
+    if (*e.expires <= l.now) {
+      l.warn(path, "exception " + quote(e.name) + " expired at " + e.expires_text + " and does nothing; remove it");
+    } else if (*e.expires - l.now <= kExpiryNoticeSeconds) {
+      const int64_t days = (*e.expires - l.now) / 86400;
+      l.warn(path, "exception " + quote(e.name) + " expires at " + e.expires_text + " (" +
+                       (days == 0 ? std::string("within a day") : "in " + std::to_string(days) + " days") +
+                       "): its rules then apply again to what it selects; renew it or fix what it excepts");
+    }
+  }
+}
+
+// Tenants set their own pods' labels: an exception to a security rule that selects by podLabels
+// alone is an exception any tenant can claim.
+void exception_pod_labels_only(Lint& l) {
+  constexpr std::array<RuleId, 5> kSecurityRules = {RuleId::Privileged, RuleId::HostNamespaces, RuleId::GpuDeviceAccess,
+                                                    RuleId::MpsAdversarial, RuleId::GpuSharing};
+  for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
+    const ExceptionConfig& e = l.config.exceptions[i];
+    if (e.pod_labels.empty() || !e.namespaces.empty() || !e.tenants.empty() || !e.usernames.empty()) continue;
+    for (RuleId rule : e.rules) {
+      if (std::find(kSecurityRules.begin(), kSecurityRules.end(), rule) == kSecurityRules.end()) continue;
+      l.warn(index_path("spec.exceptions", i),
+             "exception " + quote(e.name) + " turns off " + std::string(name_of(rule)) +
+                 " for pods by their labels alone: any tenant can label its pods to match; add namespaces, tenants or usernames");
+      break;
+    }
+  }
+}
+
 using Check = void (*)(Lint&);
-constexpr std::array<Check, 13> kChecks = {
+constexpr std::array<Check, 15> kChecks = {
     namespace_star,      controller_usernames,        service_account_namespace_globs,
     adversarial_sharing, mig_with_sharing,            tenant_without_default_pool,
     pool_selector_off,   mig_resources_off,           gpu_cap_not_deny,
     workload_paths,      unmapped_allow_with_selectors,
     pool_runtime_classes_empty, device_toleration_wildcard,
+    exception_expiry,    exception_pod_labels_only,
 };
 
 }  // namespace
 
-void lint_policy(const PolicyConfig& config, const SourceMap& marks, Issues& issues) {
-  Lint lint{config, marks, issues};
+void lint_policy(const PolicyConfig& config, const SourceMap& marks, Issues& issues, int64_t now) {
+  Lint lint{config, marks, issues, now};
   for (Check check : kChecks) check(lint);
 }
 

@@ -10,6 +10,9 @@ namespace gpu_admission::policy {
 
 // Appends one Issue (Severity::Warning, with its source mark) to `issues` per footgun in `config`.
 // Works on the configuration alone, so it is safe on a policy that also has errors.
-void lint_policy(const PolicyConfig& config, const SourceMap& marks, Issues& issues);
+// `now` (Unix seconds) dates the warnings about exceptions that expire soon (kExpiryNoticeSeconds)
+// or have expired; kUnknownTime leaves them out.
+inline constexpr int64_t kExpiryNoticeSeconds = 14 * 86400;
+void lint_policy(const PolicyConfig& config, const SourceMap& marks, Issues& issues, int64_t now = kUnknownTime);
 
 }  // namespace gpu_admission::policy

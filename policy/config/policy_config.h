@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,11 +19,17 @@ enum class Trust : uint8_t { Cooperative, Adversarial };
 enum class MigStrategy : uint8_t { None, Single, Mixed };
 enum class Sharing : uint8_t { None, Mps, TimeSlicing };
 enum class UnmappedGpuPods : uint8_t { Deny, Allow };
+// A time not known (no clock given): exceptions that expire are treated as expired.
+inline constexpr int64_t kUnknownTime = std::numeric_limits<int64_t>::min();
+
+// spec.enforcement: the strongest action any rule may take (observe, warn, enforce).
+enum class Enforcement : uint8_t { Enforce, Warn, Audit };
 
 inline constexpr std::array<std::string_view, 2> kTrustNames = {"cooperative", "adversarial"};
 inline constexpr std::array<std::string_view, 3> kMigStrategyNames = {"none", "single", "mixed"};
 inline constexpr std::array<std::string_view, 3> kSharingNames = {"none", "mps", "time-slicing"};
 inline constexpr std::array<std::string_view, 2> kUnmappedGpuPodsNames = {"deny", "allow"};
+inline constexpr std::array<std::string_view, 3> kEnforcementNames = {"enforce", "warn", "audit"};
 
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
@@ -62,6 +69,20 @@ struct TenantConfig {
   std::optional<int64_t> max_gpus_per_pod;
   std::vector<std::string> pools;
   std::string default_pool;
+  std::vector<std::pair<RuleId, Action>> rules;  // tenants[].rules: this tenant's actions over spec.rules
+};
+
+// spec.exceptions[]: rules turned off for the objects every selector matches, until `expires`.
+struct ExceptionConfig {
+  std::string name;
+  std::string reason;
+  std::vector<RuleId> rules;
+  std::vector<std::string> namespaces;  // globs; empty: any
+  std::vector<std::string> tenants;     // tenant names; empty: any
+  std::vector<std::string> usernames;   // globs; empty: any
+  StringPairs pod_labels;               // every pair must be on the pod; empty: any
+  std::optional<int64_t> expires;       // Unix seconds; nullopt: never
+  std::string expires_text;             // as written (RFC 3339), for messages and `policy show`
 };
 
 // spec.workloads[]: a kind whose pod templates are judged, by template paths.
@@ -96,6 +117,8 @@ struct PolicyConfig {
   std::vector<TenantConfig> tenants;
   std::vector<WorkloadConfig> workloads;
   std::vector<std::string> gpu_env_vars;  // spec.gpuEnvVars: added to the built-in env names
+  Enforcement enforcement = Enforcement::Enforce;
+  std::vector<ExceptionConfig> exceptions;
 };
 
 }  // namespace gpu_admission::policy

@@ -4,6 +4,8 @@
 #include <span>
 
 #include "policy/config/device_access_fields.h"
+#include "policy/config/field_reader.h"
+#include "policy/config/rollout_fields.h"
 #include "policy/decoding/pod_decoder.h"
 #include "policy/config/template_paths.h"
 
@@ -16,14 +18,13 @@ using json = Json;
 // list them. The readers below get their lists from kFieldTables by the mapping's path, and
 // accepted_policy_fields() lists the same tables: a field added here is a field documented in
 // docs/policy-reference.md, or test/policy/config/test_policy_reference.cpp fails.
-using FieldNames = std::span<const std::string_view>;
 constexpr std::string_view kDocumentFields[] = {"apiVersion", "kind", "metadata", "spec"};
 // Kubernetes-style metadata: only the name is used; labels and annotations are allowed.
 constexpr std::string_view kMetadataFields[] = {"name", "labels", "annotations", "namespace"};
 constexpr std::string_view kSpecFields[] = {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths", "gpuEnvVars",
                                             "deviceAnnotationPrefixes", "defaults", "rules", "mutations",
                                             "pools", "tenants", "workloads", "runtimeClasses",
-                                            "deviceTolerations"};
+                                            "deviceTolerations", "enforcement", "exceptions"};
 constexpr std::string_view kExemptionFields[] = {"namespaces", "usernames"};
 constexpr std::string_view kGpuResourceFields[] = {"full", "migPrefix", "shared", "fractional"};
 constexpr std::string_view kDeviceClassFields[] = {"full", "mig"};
@@ -33,7 +34,9 @@ constexpr std::string_view kPoolFields[] = {"name", "nodeSelector", "trust", "gp
                                             "runtimeClasses"};
 constexpr std::string_view kPoolMigFields[] = {"strategy", "defaultProfile"};
 constexpr std::string_view kTenantFields[] = {"name",          "namespaces", "namespaceSelector", "labels",
-                                              "maxGpusPerPod", "pools",      "defaultPool"};
+                                              "maxGpusPerPod", "pools",      "defaultPool", "rules"};
+constexpr std::string_view kExceptionFields[] = {"name",      "reason",    "rules",   "namespaces",
+                                                 "tenants",   "usernames", "podLabels", "expires"};
 constexpr std::string_view kSelectorFields[] = {"matchLabels", "matchExpressions"};
 constexpr std::string_view kRequirementFields[] = {"key", "operator", "values"};
 constexpr std::string_view kWorkloadFields[] = {"apiVersion", "kind", "templates"};
@@ -61,6 +64,7 @@ constexpr FieldTable kFieldTables[] = {
     {"spec.tenants[].namespaceSelector.matchExpressions[]", kRequirementFields},
     {"spec.workloads[]", kWorkloadFields},
     {"spec.deviceTolerations[]", kDeviceTolerationFields},
+    {"spec.exceptions[]", kExceptionFields},
 };
 
 // The fields of the mapping at `object`, found at compile time: a path without a table does not
@@ -71,171 +75,7 @@ consteval FieldNames fields_of(std::string_view object) {
   throw "no entry in kFieldTables for this mapping";
 }
 
-const char* type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "a mapping";
-    case json::value_t::array: return "a list";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
-  }
-}
-
-class Reader {
- public:
-  Reader(const SourceMap& marks, Issues& issues) : marks_(marks), issues_(issues) {}
-
-  // For the readers of other files (device_access_fields.h): errors here, fields against `known`.
-  FieldReaderSink sink(FieldNames known = {}) {
-    return {[this](const std::string& path, std::string message) { error(path, std::move(message)); },
-            [this, known](const Json& object, const std::string& path) { check_fields(object, path, known); }};
-  }
-
-  void error(const std::string& path, std::string message) {
-    issues_.push_back({Issue::Severity::Error, path, std::move(message), marks_.find(path)});
-  }
-
-  // Reports fields of `object` that are not in `known`.
-  void check_fields(const json& object, const std::string& path, FieldNames known) {
-    for (auto it = object.begin(); it != object.end(); ++it) {
-      bool found = false;
-      for (auto k : known) found = found || k == it.key();
-      if (!found) {
-        std::string expected;
-        for (auto k : known) {
-          if (!expected.empty()) expected += ", ";
-          expected += k;
-        }
-        error(child_path(path, it.key()), "unknown field \"" + it.key() + "\" (expected one of: " + expected + ")");
-      }
-    }
-  }
-
-  bool expect_object(const json& v, const std::string& path) {
-    if (v.is_object()) return true;
-    error(path, std::string("must be a mapping, got ") + type_name(v));
-    return false;
-  }
-
-  bool read_string(const json& v, const std::string& path, std::string& out, bool allow_empty = true) {
-    if (!v.is_string()) {
-      error(path, std::string("must be a string, got ") + type_name(v));
-      return false;
-    }
-    out = v.get<std::string>();
-    if (!allow_empty && out.empty()) {
-      error(path, "must not be empty");
-      return false;
-    }
-    return true;
-  }
-
-  void read_string_list(const json& v, const std::string& path, std::vector<std::string>& out) {
-    if (v.is_null()) { out.clear(); return; }
-    if (!v.is_array()) {
-      error(path, std::string("must be a list of strings, got ") + type_name(v));
-      return;
-    }
-    out.clear();
-    for (size_t i = 0; i < v.size(); ++i) {
-      std::string s;
-      if (read_string(v[i], index_path(path, i), s, false)) out.push_back(std::move(s));
-    }
-  }
-
-  void read_string_map(const json& v, const std::string& path, StringPairs& out) {
-    out.clear();
-    if (v.is_null()) return;
-    if (!expect_object(v, path)) return;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      std::string value;
-      if (read_string(it.value(), child_path(path, it.key()), value)) out.emplace_back(it.key(), std::move(value));
-    }
-  }
-
-  bool read_bool(const json& v, const std::string& path, bool& out) {
-    if (!v.is_boolean()) {
-      error(path, std::string("must be true or false, got ") + type_name(v));
-      return false;
-    }
-    out = v.get<bool>();
-    return true;
-  }
-
-  void read_count(const json& v, const std::string& path, std::optional<int64_t>& out) {
-    if (v.is_null()) { out.reset(); return; }
-    if (!v.is_number_integer() && !v.is_number_unsigned()) {
-      error(path, std::string("must be a whole number, got ") + type_name(v));
-      return;
-    }
-    if (v.is_number_unsigned() && v.get<uint64_t>() > 1'000'000) {
-      error(path, "must be at most 1000000");
-      return;
-    }
-    int64_t n = v.get<int64_t>();
-    if (n < 0 || n > 1'000'000) {
-      error(path, "must be between 0 and 1000000");
-      return;
-    }
-    out = n;
-  }
-
-  template <typename Enum, size_t N>
-  void read_enum(const json& v, const std::string& path, const std::array<std::string_view, N>& names, Enum& out) {
-    std::string text;
-    if (!read_string(v, path, text)) return;
-    if (auto e = enum_from_name<Enum>(names, text)) {
-      out = *e;
-      return;
-    }
-    std::string expected;
-    for (auto n : names) {
-      if (!expected.empty()) expected += " | ";
-      expected += n;
-    }
-    error(path, "invalid value \"" + text + "\" (expected " + expected + ")");
-  }
-
-  void read_taints(const json& v, const std::string& path, FieldNames fields, std::vector<TaintConfig>& out) {
-    out.clear();
-    if (v.is_null()) return;
-    if (!v.is_array()) {
-      error(path, std::string("must be a list of taints, got ") + type_name(v));
-      return;
-    }
-    for (size_t i = 0; i < v.size(); ++i) {
-      std::string p = index_path(path, i);
-      const json& t = v[i];
-      if (!expect_object(t, p)) continue;
-      check_fields(t, p, fields);
-      TaintConfig taint;
-      bool ok = true;
-      if (t.contains("key")) ok = read_string(t["key"], child_path(p, "key"), taint.key, false) && ok;
-      else { error(p, "missing required field \"key\""); ok = false; }
-      if (t.contains("value")) ok = read_string(t["value"], child_path(p, "value"), taint.value) && ok;
-      if (t.contains("effect")) {
-        ok = read_string(t["effect"], child_path(p, "effect"), taint.effect) && ok;
-        if (ok && taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute") {
-          error(child_path(p, "effect"),
-                "invalid value \"" + taint.effect + "\" (expected NoSchedule | PreferNoSchedule | NoExecute)");
-          ok = false;
-        }
-      } else {
-        error(p, "missing required field \"effect\"");
-        ok = false;
-      }
-      if (ok) out.push_back(std::move(taint));
-    }
-  }
-
- private:
-  const SourceMap& marks_;
-  Issues& issues_;
-};
+using Reader = FieldReader;
 
 void read_pool(Reader& r, const json& v, const std::string& path, PoolConfig& pool) {
   if (!r.expect_object(v, path)) return;
@@ -320,6 +160,7 @@ void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig
   if (v.contains("pools")) r.read_string_list(v["pools"], child_path(path, "pools"), tenant.pools);
   if (v.contains("defaultPool") && !v["defaultPool"].is_null())
     r.read_string(v["defaultPool"], child_path(path, "defaultPool"), tenant.default_pool);
+  if (v.contains("rules")) read_rule_actions(r, v["rules"], child_path(path, "rules"), tenant.rules);
 }
 
 // spec.workloads[]: {apiVersion: example.com/v1, kind: Trainer, templates: ["spec.roles[*].template"]}.
@@ -443,15 +284,16 @@ std::string names_list(const std::array<std::string_view, N>& names) {
 void read_rules(Reader& r, const json& spec, PolicyConfig& config) {
   const json* rules = section(r, spec, "rules");
   if (!rules) return;
-  for (auto it = rules->begin(); it != rules->end(); ++it) {
-    std::string rp = child_path("spec.rules", it.key());
-    auto id = enum_from_name<RuleId>(kRuleNames, it.key());
-    if (!id) {
-      r.error(rp, "unknown rule \"" + it.key() + "\" (expected one of: " + names_list(kRuleNames) + ")");
-      continue;
-    }
-    r.read_enum(it.value(), rp, kActionNames, config.rule_actions[static_cast<size_t>(*id)]);
-  }
+  std::vector<std::pair<RuleId, Action>> actions;
+  read_rule_actions(r, *rules, "spec.rules", actions);
+  for (const auto& [rule, action] : actions) config.rule_actions[static_cast<size_t>(rule)] = action;
+}
+
+void read_rollout(Reader& r, const json& spec, PolicyConfig& config) {
+  if (spec.contains("enforcement") && !spec["enforcement"].is_null())
+    r.read_enum(spec["enforcement"], "spec.enforcement", kEnforcementNames, config.enforcement);
+  if (spec.contains("exceptions"))
+    read_exceptions(r, spec["exceptions"], "spec.exceptions", fields_of("spec.exceptions[]"), config.exceptions);
 }
 
 void read_mutations(Reader& r, const json& spec, PolicyConfig& config) {
@@ -498,6 +340,7 @@ void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   read_defaults(r, spec, config);
   read_rules(r, spec, config);
   read_mutations(r, spec, config);
+  read_rollout(r, spec, config);
   read_list(r, spec, "pools", "pools", config.pools, read_pool);
   read_list(r, spec, "tenants", "tenants", config.tenants, read_tenant);
   read_list(r, spec, "workloads", "workload kinds", config.workloads, read_workload);
@@ -615,6 +458,7 @@ json policy_config_to_json(const PolicyConfig& c) {
     if (t.max_gpus_per_pod) o["maxGpusPerPod"] = *t.max_gpus_per_pod;
     o["pools"] = t.pools;
     if (!t.default_pool.empty()) o["defaultPool"] = t.default_pool;
+    if (!t.rules.empty()) o["rules"] = rule_actions_to_json(t.rules);
     tenants.push_back(o);
   }
   json defaults = {{"unmappedGpuPods", std::string(kUnmappedGpuPodsNames[static_cast<size_t>(c.unmapped_gpu_pods)])},
@@ -648,6 +492,8 @@ json policy_config_to_json(const PolicyConfig& c) {
   // Left out when empty too, for the same reason.
   if (!c.runtime_classes.empty()) out["spec"]["runtimeClasses"] = c.runtime_classes;
   if (!c.device_tolerations.empty()) out["spec"]["deviceTolerations"] = device_tolerations_to_json(c.device_tolerations);
+  out["spec"]["enforcement"] = std::string(kEnforcementNames[static_cast<size_t>(c.enforcement)]);
+  if (!c.exceptions.empty()) out["spec"]["exceptions"] = exceptions_to_json(c.exceptions);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "policy/dra/gpu_request.h"
 #include "policy/dra/pod_claims.h"
 #include "policy/evaluation/device_tolerations.h"
+#include "policy/evaluation/exceptions.h"
 
 namespace gpu_admission::policy {
 namespace {
@@ -26,7 +27,7 @@ void add(Decision& out, RuleId rule, Action action, std::string field, std::stri
 
 void check_claim_cap(const CompiledPolicy& policy, const ClaimView& claim, const ClaimGpus& gpus, const Tenant* tenant,
                      int per_gpu, Decision& out) {
-  const Action action = policy.action(RuleId::GpuCap);
+  const Action action = policy.action(RuleId::GpuCap, tenant);
   auto cap = policy.max_gpus_for(tenant);
   if (action == Action::Off || !cap) return;
   for (const auto& r : gpus.requests) {
@@ -43,8 +44,8 @@ void check_claim_cap(const CompiledPolicy& policy, const ClaimView& claim, const
 }
 
 void check_claim_admin_access(const CompiledPolicy& policy, const ClaimView& claim, const ClaimGpus& gpus,
-                              Decision& out) {
-  const Action action = policy.action(RuleId::GpuDeviceAccess);
+                              const Tenant* tenant, Decision& out) {
+  const Action action = policy.action(RuleId::GpuDeviceAccess, tenant);
   if (action == Action::Off) return;
   for (const auto& r : gpus.requests) {
     if (!r.gpu || !r.admin_access) continue;
@@ -67,10 +68,11 @@ void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const 
   const ClaimGpus gpus = count_claim_gpus(claim, counting, &arena);
   out.gpu_slices = gpus.slices;
   out.slices_per_gpu = counting.slices_per_gpu;
-  check_claim_admin_access(policy, claim, gpus, out);
-  check_claim_device_tolerations(policy, claim, policy.action(RuleId::GpuDeviceAccess), out);
+  check_claim_admin_access(policy, claim, gpus, tenant, out);
+  check_claim_device_tolerations(policy, claim, policy.action(RuleId::GpuDeviceAccess, tenant), out);
   check_claim_cap(policy, claim, gpus, tenant, counting.slices_per_gpu, out);
   out.allowed = !out.has(Action::Deny);
+  apply_exceptions(policy, {ns, tenant, options.username, nullptr, options.now}, out);
 }
 
 }  // namespace gpu_admission::policy

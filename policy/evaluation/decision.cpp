@@ -12,6 +12,8 @@ void Decision::clear() {
   pool = nullptr;
   findings.clear();
   patch.clear();
+  withheld_patch.clear();
+  notices.clear();
   mutated = {};
   gpu_slices = 0;
   slices_per_gpu = 7;
@@ -19,7 +21,7 @@ void Decision::clear() {
 }
 
 bool Decision::has(Action action) const {
-  return std::any_of(findings.begin(), findings.end(), [&](const Finding& f) { return f.action == action; });
+  return std::any_of(findings.begin(), findings.end(), [&](const Finding& f) { return f.action == action && !f.excepted(); });
 }
 
 void keep_new_findings(Decision& decision, const Decision& before) {
@@ -47,6 +49,8 @@ void merge_template_decision(Decision& whole, const Decision& one, bool first) {
   for (size_t i = 0; i < kMutationCount; ++i) whole.mutated[i] = whole.mutated[i] || one.mutated[i];
   whole.findings.insert(whole.findings.end(), one.findings.begin(), one.findings.end());
   whole.patch.append(one.patch);
+  whole.withheld_patch.append(one.withheld_patch);
+  whole.notices.insert(whole.notices.end(), one.notices.begin(), one.notices.end());
 }
 
 }  // namespace gpu_admission::policy

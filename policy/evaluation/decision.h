@@ -18,6 +18,12 @@ struct Finding {
   Action action;       // Deny, Warn or Audit (Off rules are not run)
   std::string field;   // offending field path, e.g. spec.containers[0].securityContext.privileged
   std::string message; // detail naming the offending containers or fields
+  // The spec.exceptions entry that turns this rule off for this object (a view into the compiled
+  // policy); empty when none does. An excepted finding never denies, warns or audits: it is
+  // reported as excepted, with the action it would have had.
+  std::string_view exception = {};
+
+  bool excepted() const { return !exception.empty(); }
 };
 
 struct Decision {
@@ -28,12 +34,19 @@ struct Decision {
   const Pool* pool = nullptr;
   std::vector<Finding> findings;
   Patch patch;
-  std::array<bool, kMutationCount> mutated{};  // which mutations changed the pod
+  // Under spec.enforcement audit the mutations are found but not applied: what they would have
+  // written is here, and `patch` stays empty.
+  Patch withheld_patch;
+  std::array<bool, kMutationCount> mutated{};  // which mutations changed (or would change) the pod
+  // What a mutation did that the user should hear of at apply time ("converted nvidia.com/gpu: 4
+  // to nvidia.com/mig-1g.10gb: 4 in pool a100-secure"); /mutate returns them as warnings.
+  std::vector<std::string> notices;
   int64_t gpu_slices = 0;                      // effective GPU request, in compute slices
   int slices_per_gpu = 7;
   std::string gpu_sources;  // pods with DRA claims: "1 nvidia.com/gpu + 2 from claim template two-gpus"
 
   void clear();
+  // Whether a finding that is not excepted has `action`.
   bool has(Action action) const;
 };
 

@@ -6,6 +6,7 @@
 #include <memory_resource>
 
 #include "policy/dra/gpu_request.h"
+#include "policy/evaluation/exceptions.h"
 #include "policy/evaluation/mutations/mutation.h"
 #include "policy/evaluation/pool_resolution.h"
 #include "policy/evaluation/rules/rule.h"
@@ -72,7 +73,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
         pool = &fallback;
     }
     PodPatcher patcher(pod, out.patch);
-    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, pools.pinned, gpu.claims, patcher};
+    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, pools.pinned, gpu.claims, patcher, out.notices};
     run_mutations(policy, ctx, out);
     if (!out.patch.empty()) pools = resolve_pools(policy, pod);  // judged as it now is
   }
@@ -92,12 +93,17 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
 
   RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems};
   for (const RuleDef& rule : rule_table()) {
-    Action action = policy.action(rule.id);
+    Action action = policy.action(rule.id, tenant);
     if (action == Action::Off) continue;
     RuleOutput output(rule.id, action, out.findings);
     rule.check(ctx, output);
   }
   out.allowed = !out.has(Action::Deny);
+  apply_exceptions(policy, {ns, tenant, options.username, &pod.labels, options.now}, out);
+  if (policy.mutations_withheld() && !out.patch.empty()) {
+    out.withheld_patch = std::move(out.patch);
+    out.patch.clear();
+  }
 }
 
 }  // namespace gpu_admission::policy

@@ -4,6 +4,7 @@
 // Pure: no I/O, no shared mutable state; safe to call from many threads at once.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "policy/dra/claim_view.h"
@@ -32,6 +33,8 @@ struct ExternalFacts {
   const ClaimResolver* claims = nullptr;
   const NamespaceLabels* namespace_labels = nullptr;
   const PodSource* pods = nullptr;
+  // Unix seconds, for exceptions that expire; kUnknownTime: every exception with `expires` is inert.
+  int64_t now = kUnknownTime;
 };
 
 // Where a review's facts come from when finding them may wait on something (cluster state's
@@ -68,10 +71,13 @@ struct EvalOptions {
   // Fill decision.gpu_sources ("2 from claim a + 1 nvidia.com/gpu") for `check`'s report; the
   // webhook never shows it and leaves it off (its text costs allocations on every request).
   bool describe_gpus = false;
+  // Unix seconds, for exceptions that expire; kUnknownTime: every exception with `expires` is inert.
+  int64_t now = kUnknownTime;
 
   void set_facts(const ExternalFacts& facts) {
     claims = facts.claims;
     namespace_labels = facts.namespace_labels;
+    now = facts.now;
   }
 };
 

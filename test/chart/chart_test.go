@@ -848,7 +848,7 @@ func TestDefaultValues(t *testing.T) {
 	checkDeployment(t, res)
 	checkNetworkPolicy(t, res)
 	expectEq(t, "PDB minAvailable", get(one(t, res, "PodDisruptionBudget"), "spec", "minAvailable"), float64(1))
-	bundles := checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 5})
+	bundles := checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	checkGeneratedCertificates(t, res, "gpu-admission", testNamespace, bundles)
 
 	// Install order: the webhook configurations come after the Deployment.
@@ -889,7 +889,7 @@ func TestCertManagerMode(t *testing.T) {
 	if s := all(res, "Secret"); len(s) != 0 {
 		t.Errorf("cert-manager mode renders a Secret")
 	}
-	bundles := checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 5})
+	bundles := checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	for _, b := range bundles {
 		if b != "" {
 			t.Errorf("cert-manager mode sets caBundle; cainjector owns it")
@@ -952,6 +952,23 @@ func TestFailurePolicyIgnore(t *testing.T) {
 	checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Ignore", timeout: 5})
 }
 
+// A plain install observes: serve --enforcement audit and failurePolicy Ignore. enforce turns both
+// on; an explicit failurePolicy wins over the one enforcement implies.
+func TestEnforcementSetsTheFlagAndFailurePolicy(t *testing.T) {
+	res := mustRender(t, Options{})
+	expectEq(t, "default --enforcement", argValue(t, container(t, res), "--enforcement"), "audit")
+	checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
+	warn := renderValues(t, "enforcement: warn")
+	expectEq(t, "--enforcement warn", argValue(t, container(t, warn), "--enforcement"), "warn")
+	checkWebhooks(t, warn, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
+	enforce := renderValues(t, "enforcement: enforce")
+	expectEq(t, "--enforcement enforce", argValue(t, container(t, enforce), "--enforcement"), "enforce")
+	checkWebhooks(t, enforce, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 5})
+	pinned := renderValues(t, "{enforcement: enforce, webhooks: {mutating: {failurePolicy: Ignore}}}")
+	checkWebhooks(t, pinned, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Ignore", timeout: 5})
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "enforcement: dryrun")}}, "enforcement")
+}
+
 func TestInvalidFailurePolicy(t *testing.T) {
 	opts := Options{Values: []map[string]interface{}{vals(t, "webhooks: {failurePolicy: fail}")}}
 	mustFail(t, opts, "webhooks.failurePolicy")
@@ -968,14 +985,14 @@ func TestTimeoutSeconds(t *testing.T) {
 		mustFail(t, opts, "webhooks.timeoutSeconds must be between 1 and 5")
 	}
 	res := renderValues(t, "webhooks: {timeoutSeconds: 3}")
-	checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 3})
+	checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 3})
 	// --set gives integers, values files give floats: both work.
 	set := map[string]interface{}{}
 	if err := ParseSet(set, "webhooks.timeoutSeconds=4"); err != nil {
 		t.Fatal(err)
 	}
 	res = mustRender(t, Options{Values: []map[string]interface{}{set}})
-	checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 4})
+	checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 4})
 	set = map[string]interface{}{}
 	ParseSet(set, "webhooks.timeoutSeconds=10")
 	mustFail(t, Options{Values: []map[string]interface{}{set}, SkipSchema: true}, "webhooks.timeoutSeconds must be between 1 and 5")
@@ -1289,7 +1306,7 @@ func TestUpgradeKeepsTheCertificate(t *testing.T) {
 
 	up := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret)})
 	expectEq(t, "Secret data after upgrade", stringMap(get(one(t, up, "Secret"), "data")), old)
-	bundles := checkWebhooks(t, up, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 5})
+	bundles := checkWebhooks(t, up, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	checkGeneratedCertificates(t, up, "gpu-admission", testNamespace, bundles)
 }
 
@@ -1329,7 +1346,7 @@ func TestExternalMode(t *testing.T) {
 	if len(all(res, "Secret")) != 0 || len(all(res, "Certificate")) != 0 {
 		t.Errorf("external mode renders certificates")
 	}
-	for _, b := range checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 5}) {
+	for _, b := range checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5}) {
 		expectEq(t, "caBundle", b, "Q0FCVU5ETEU=")
 	}
 	for _, v := range list(podSpec(t, res), "volumes") {
@@ -1345,7 +1362,7 @@ func TestReleaseNameAndNamespace(t *testing.T) {
 	res := mustRender(t, Options{ReleaseName: "acme", Namespace: "gpu-system", Values: []map[string]interface{}{vals(t, "webhooks: {excludedNamespaces: [cert-manager, kube-system]}")}})
 	checkMetadata(t, res, "acme", "gpu-system")
 	checkDeployment(t, res)
-	bundles := checkWebhooks(t, res, webhookWant{namespace: "gpu-system", service: "acme-gpu-admission", validating: "Fail", mutating: "Fail", timeout: 5, extraExcluded: []string{"cert-manager"}})
+	bundles := checkWebhooks(t, res, webhookWant{namespace: "gpu-system", service: "acme-gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5, extraExcluded: []string{"cert-manager"}})
 	checkGeneratedCertificates(t, res, "acme-gpu-admission", "gpu-system", bundles)
 	if !strings.Contains(res.Notes, "kubectl delete validatingwebhookconfiguration/acme-gpu-admission mutatingwebhookconfiguration/acme-gpu-admission") {
 		t.Errorf("NOTES.txt lacks the emergency removal command:\n%s", res.Notes)
@@ -1354,7 +1371,7 @@ func TestReleaseNameAndNamespace(t *testing.T) {
 	res = mustRender(t, Options{ReleaseName: "gpu-admission-prod", Namespace: "ops"})
 	expectEq(t, "Service name (release name contains the chart name)", str(one(t, res, "Service"), "metadata", "name"), "gpu-admission-prod")
 	res = mustRender(t, Options{ReleaseName: "x", Namespace: "ops", Values: []map[string]interface{}{vals(t, "fullnameOverride: admission")}})
-	bundles = checkWebhooks(t, res, webhookWant{namespace: "ops", service: "admission", validating: "Fail", mutating: "Fail", timeout: 5})
+	bundles = checkWebhooks(t, res, webhookWant{namespace: "ops", service: "admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	checkGeneratedCertificates(t, res, "admission", "ops", bundles)
 }
 
@@ -1608,7 +1625,7 @@ func TestDeployManifestsAreUpToDate(t *testing.T) {
 	checkDeployment(t, res)
 	checkNetworkPolicy(t, res)
 	expectEq(t, "deploy/ PDB minAvailable", get(one(t, res, "PodDisruptionBudget"), "spec", "minAvailable"), float64(1))
-	checkWebhooks(t, res, webhookWant{namespace: "gpu-admission", service: "gpu-admission", validating: "Fail", mutating: "Fail", timeout: 5})
+	checkWebhooks(t, res, webhookWant{namespace: "gpu-admission", service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	for _, m := range ms {
 		if strings.Contains(m.Content, "managed-by: Helm") {
 			t.Errorf("deploy/%s claims to be managed by Helm", m.Name())
@@ -1715,7 +1732,8 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 		t.Errorf("/healthz: %v %v", resp, err)
 	}
 
-	// A privileged pod in a tenant namespace is denied by the chart's default policy.
+	// A privileged pod in a tenant namespace: the chart's default policy finds it, and the chart's
+	// default enforcement (audit) admits it with the finding in the audit annotations.
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"chart-test-1",
 "kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},
 "namespace":"research","operation":"CREATE","userInfo":{"username":"alice"},
@@ -1729,11 +1747,13 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 	resp.Body.Close()
 	var out struct {
 		Response struct {
-			UID     string `json:"uid"`
-			Allowed bool   `json:"allowed"`
+			UID              string            `json:"uid"`
+			Allowed          bool              `json:"allowed"`
+			AuditAnnotations map[string]string `json:"auditAnnotations"`
 		} `json:"response"`
 	}
-	if err := json.Unmarshal(body, &out); err != nil || out.Response.UID != "chart-test-1" || out.Response.Allowed {
+	if err := json.Unmarshal(body, &out); err != nil || out.Response.UID != "chart-test-1" || !out.Response.Allowed ||
+		!strings.Contains(out.Response.AuditAnnotations["privileged"], "privileged") {
 		t.Errorf("POST /validate of a privileged pod: HTTP %d %s", resp.StatusCode, body)
 	}
 

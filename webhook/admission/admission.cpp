@@ -4,6 +4,7 @@
 
 #include "policy/decoding/pod_decoder.h"
 #include "webhook/admission/admission_review.h"
+#include "webhook/io/clock.h"
 
 namespace gpu_admission::webhook {
 namespace {
@@ -49,21 +50,38 @@ std::string rule_message(const policy::Finding& f) {
 std::string join_messages(const Decision& d, Action action) {
   std::string out;
   for (const auto& f : d.findings) {
-    if (f.action != action) continue;
+    if (f.action != action || f.excepted()) continue;
     if (!out.empty()) out += "; ";
     out += rule_message(f);
   }
   return out;
 }
 
-void add_audit_annotation(AdmissionResponse& response, const policy::Finding& f) {
-  std::string key(policy::name_of(f.rule));
+void add_audit_annotation(AdmissionResponse& response, std::string key, const std::string& message) {
   for (auto& [k, v] : response.audit_annotations) {
     if (k != key) continue;
-    v += "; " + f.message;
+    v += "; " + message;
     return;
   }
-  response.audit_annotations.emplace_back(std::move(key), f.message);
+  response.audit_annotations.emplace_back(std::move(key), message);
+}
+
+// An audit finding under its rule ID; an excepted one under excepted-<rule ID>, naming the
+// exception and the action it would have had.
+void add_audit_annotation(AdmissionResponse& response, const policy::Finding& f) {
+  if (!f.excepted()) return add_audit_annotation(response, std::string(policy::name_of(f.rule)), f.message);
+  add_audit_annotation(response, "excepted-" + std::string(policy::name_of(f.rule)),
+                       "exception " + std::string(f.exception) + " (would " + std::string(policy::name_of(f.action)) +
+                           "): " + f.message);
+}
+
+// Under spec.enforcement audit: what /mutate would have done, as one audit annotation.
+void add_withheld_annotation(AdmissionResponse& response, const Decision& decision) {
+  std::string text = "not applied (enforcement audit):";
+  for (size_t i = 0; i < policy::kMutationCount; ++i)
+    if (decision.mutated[i]) text += " " + std::string(policy::name_of(static_cast<policy::MutationId>(i)));
+  for (const auto& notice : decision.notices) text += "; would have " + notice;
+  add_audit_annotation(response, "withheld-mutations", text);
 }
 
 }  // namespace
@@ -151,7 +169,9 @@ std::optional<ObjectError> AdmissionService::decide(const policy::CompiledPolicy
            const ReviewTarget& target, Scratch& s)
         : service(service), policy(policy), x(x), plan(plan), target(target), s(s) {}
     void operator()(const policy::ExternalFacts& facts) override {
-      error = decide_review(policy, x.endpoint, plan, x.request, target, s.review, s.decision, facts,
+      policy::ExternalFacts now_facts = facts;
+      now_facts.now = unix_now();  // for exceptions that expire
+      error = decide_review(policy, x.endpoint, plan, x.request, target, s.review, s.decision, now_facts,
                             service.evaluation_probe_);
     }
   } decide_with(*this, policy, x, plan, target, s);
@@ -181,6 +201,9 @@ std::optional<HttpReply> AdmissionService::read(Exchange& x, const policy::Compi
 HttpReply AdmissionService::answer_mutate(Exchange& x) const {
   const Decision& decision = *x.decision;
   x.response.patch = &decision.patch;
+  if (!decision.withheld_patch.empty()) add_withheld_annotation(x.response, decision);
+  else
+    for (const auto& notice : decision.notices) x.response.warnings.push_back(warning_text(notice));
   if (metrics_) {
     for (size_t i = 0; i < policy::kMutationCount; ++i)
       if (decision.mutated[i]) metrics_->count_mutation(static_cast<policy::MutationId>(i));
@@ -206,7 +229,8 @@ HttpReply AdmissionService::answer_validate(Exchange& x) const {
   }
   for (const auto& f : decision.findings) {
     if (metrics_) metrics_->count_rule_result(f.rule, f.action);
-    if (f.action == Action::Warn) response.warnings.push_back(warning_text(rule_message(f)));
+    if (f.excepted()) add_audit_annotation(response, f);
+    else if (f.action == Action::Warn) response.warnings.push_back(warning_text(rule_message(f)));
     else if (f.action == Action::Audit) add_audit_annotation(response, f);
   }
   log_findings(x);

@@ -138,6 +138,7 @@ std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const
   options.namespace_name = s.claim.namespace_name;
   options.namespace_labels = facts.namespace_labels;
   options.mutate = false;  // the pod as it is stored
+  options.now = facts.now;
   AllocatedClaim with(facts.claims, s.claim, template_name, s.claim);
   AllocatedClaim without(facts.claims, s.claim, template_name, nothing);
   options.claims = &with;

@@ -267,7 +267,7 @@ int run_check(const Args& args) {
     claims.add(object.object, default_namespace);
     namespaces.add(object.object);
   }
-  const policy::ExternalFacts facts{&claims, &namespaces};
+  const policy::ExternalFacts facts{&claims, &namespaces, nullptr, unix_now()};
 
   std::vector<OfflineResult> results;
   for (const auto& object : objects) {

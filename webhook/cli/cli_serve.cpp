@@ -36,6 +36,7 @@ constexpr const char* kServeHelp = R"(Usage: gpu-admission serve [--policy FILE]
                            [--listen 0.0.0.0:8443] [--metrics-listen 0.0.0.0:9090]
                            [--log-level info] [--max-body-bytes 8388608] [--grace-period 25]
                            [--cluster auto|off|required] [--kubeconfig FILE]
+                           [--enforcement enforce|warn|audit]
 
 Serves POST /validate and /mutate (AdmissionReview admission.k8s.io/v1), GET /healthz and
 GET /readyz over TLS 1.2+, and GET /metrics (Prometheus text) over plain HTTP on the metrics
@@ -61,6 +62,9 @@ Options:
                           (start-up fails without a cluster configuration)
   --kubeconfig FILE       reach the API server with this kubeconfig's current context instead
                           of the in-cluster service account
+  --enforcement MODE      replaces the policy's spec.enforcement (also after reloads): audit
+                          records every finding as audit and patches nothing, warn turns deny
+                          into warn, enforce applies the policy's actions
   -h, --help              show this help
 
 Exit codes: 0 stopped by a signal, 1 could not serve (e.g. port in use), 2 bad flags,
@@ -80,6 +84,7 @@ struct ServeOptions {
   HttpsServerOptions server;
   cluster::ClusterMode cluster_mode = cluster::ClusterMode::Auto;
   std::string kubeconfig_path;
+  PolicyLoadOptions policy_load;  // its enforcement: --enforcement; its time: each load's own
 };
 
 std::optional<size_t> parse_size(const std::string& text) {
@@ -104,6 +109,7 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
                                               {"--grace-period", "", true},
                                               {"--cluster", "", true},
                                               {"--kubeconfig", "", true},
+                                              {"--enforcement", "", true},
                                               {"--help", "-h", false}});
   if (parsed.error) return *parsed.error;
   if (parsed.has("--help")) {
@@ -151,6 +157,11 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
   }
   options.kubeconfig_path = parsed.get("--kubeconfig");
   if (parsed.has("--kubeconfig") && options.kubeconfig_path.empty()) return "--kubeconfig needs a file name";
+  if (parsed.has("--enforcement")) {
+    const auto mode = policy::enum_from_name<policy::Enforcement>(policy::kEnforcementNames, parsed.get("--enforcement"));
+    if (!mode) return "--enforcement must be enforce, warn or audit";
+    options.policy_load.enforcement = *mode;
+  }
   return "";
 }
 
@@ -195,7 +206,7 @@ class Reloader {
 
   void reload_policy(const char* trigger) {
     std::lock_guard lock(mutex_);
-    const PolicyLoad load = load_policy_file(options_.policy_path);
+    const PolicyLoad load = load_policy_file(options_.policy_path, {unix_now(), options_.policy_load.enforcement});
     if (!load.ok()) {
       metrics_.count_policy_reload(false);
       logger_.error("policy reload failed; keeping the previous policy",
@@ -208,7 +219,8 @@ class Reloader {
     Json fields = {{"source", load.source},
                    {"trigger", trigger},
                    {"policy", load.policy->name()},
-                   {"hash", load.policy->hash()}};
+                   {"hash", load.policy->hash()},
+                   {"enforcement", policy::kEnforcementNames[static_cast<size_t>(load.policy->enforcement())]}};
     if (!load.issues.empty()) fields["warnings"] = load.report();
     logger_.info("policy reloaded", fields);
   }
@@ -268,7 +280,7 @@ struct TerminationRequest {
 
 // The policy at start-up: an unusable one is fatal (exit 2).
 PolicyLoad load_initial_policy(const ServeOptions& options, Logger& logger) {
-  PolicyLoad load = load_policy_file(options.policy_path);
+  PolicyLoad load = load_policy_file(options.policy_path, {unix_now(), options.policy_load.enforcement});
   if (!load.ok()) {
     std::fputs(load.report().c_str(), stderr);
     std::fprintf(stderr, "gpu-admission serve: cannot use the policy %s\n", load.source.c_str());
@@ -332,6 +344,7 @@ void log_serving(Logger& logger, const ServeOptions& options, HttpsServer& serve
                {"event_loops", server.stats().event_loops},
                {"policy", policy.policy->name()},
                {"policy_hash", policy.policy->hash()},
+               {"enforcement", policy::kEnforcementNames[static_cast<size_t>(policy.policy->enforcement())]},
                {"policy_source", policy.source},
                {"certificate", identity.source()},
                {"certificate_key_type", identity.key_type()},

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "policy/base/ids.h"
+#include "webhook/io/clock.h"
 #include "webhook/io/manifests.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/text_file.h"
@@ -356,7 +357,7 @@ OfflineResult evaluate_case(const policy::CompiledPolicy& compiled, const TestCa
     claims.add(object, ns.empty() ? "default" : ns);
     namespaces.add(object);
   }
-  return evaluate_offline(compiled, manifest, ns.empty() ? "default" : ns, true, policy::ExternalFacts{&claims, &namespaces});
+  return evaluate_offline(compiled, manifest, ns.empty() ? "default" : ns, true, policy::ExternalFacts{&claims, &namespaces, nullptr, unix_now()});
 }
 
 CaseResult run_case(const policy::CompiledPolicy& compiled, const TestCase& tc) {

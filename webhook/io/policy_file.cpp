@@ -21,7 +21,7 @@ std::string PolicyLoad::report() const {
   return out;
 }
 
-PolicyLoad load_policy_text(std::string_view text, const std::string& source_name) {
+PolicyLoad load_policy_text(std::string_view text, const std::string& source_name, const PolicyLoadOptions& options) {
   PolicyLoad load;
   load.source = source_name;
   YamlParse parsed = parse_yaml_or_json(text);
@@ -43,12 +43,12 @@ PolicyLoad load_policy_text(std::string_view text, const std::string& source_nam
   policy::PolicyLoadResult config = policy::load_policy_config(doc.value, doc.marks);
   load.issues = std::move(config.issues);
   if (policy::has_errors(load.issues)) return load;
-  load.policy = policy::CompiledPolicy::compile(config.config, doc.marks, load.issues);
+  load.policy = policy::CompiledPolicy::compile(config.config, doc.marks, load.issues, {options.now, options.enforcement});
   return load;
 }
 
-PolicyLoad load_policy_file(const std::string& path) {
-  if (path.empty()) return load_policy_text(default_policy_yaml(), std::string(kDefaultPolicyName));
+PolicyLoad load_policy_file(const std::string& path, const PolicyLoadOptions& options) {
+  if (path.empty()) return load_policy_text(default_policy_yaml(), std::string(kDefaultPolicyName), options);
   TextFile file = read_text_file(path, kMaxPolicyFileBytes);
   if (!file.error.empty()) {
     PolicyLoad load;
@@ -57,7 +57,7 @@ PolicyLoad load_policy_file(const std::string& path) {
     load.issues.push_back({policy::Issue::Severity::Error, "", file.error, {}});
     return load;
   }
-  return load_policy_text(file.text, path);
+  return load_policy_text(file.text, path, options);
 }
 
 }  // namespace gpu_admission::webhook

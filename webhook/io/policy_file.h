@@ -2,10 +2,13 @@
 // Every problem is reported as "FILE:LINE:COL: error: PATH: MESSAGE".
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "policy/config/compiled_policy.h"
 #include "policy/base/source.h"
+#include "webhook/io/clock.h"
 
 namespace gpu_admission::webhook {
 
@@ -20,8 +23,16 @@ struct PolicyLoad {
   std::string report() const;
 };
 
+// What a load takes besides the file: the time (lint warns about exceptions that expire within
+// 14 days) and serve --enforcement, which replaces the file's spec.enforcement.
+struct PolicyLoadOptions {
+  int64_t now = unix_now();
+  std::optional<policy::Enforcement> enforcement;
+};
+
 // `path` empty: the built-in default policy.
-PolicyLoad load_policy_file(const std::string& path);
-PolicyLoad load_policy_text(std::string_view text, const std::string& source_name);
+PolicyLoad load_policy_file(const std::string& path, const PolicyLoadOptions& options = {});
+PolicyLoad load_policy_text(std::string_view text, const std::string& source_name,
+                            const PolicyLoadOptions& options = {});
 
 }  // namespace gpu_admission::webhook

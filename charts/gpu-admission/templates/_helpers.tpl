@@ -138,7 +138,8 @@ Call with (list $ "validating") or (list $ "mutating").
 {{- define "gpu-admission.failurePolicy" -}}
 {{- $root := index . 0 }}
 {{- $which := index . 1 }}
-{{- $policy := default $root.Values.webhooks.failurePolicy (index $root.Values.webhooks $which).failurePolicy }}
+{{- $byEnforcement := ternary "Fail" "Ignore" (eq (toString $root.Values.enforcement) "enforce") }}
+{{- $policy := default (default $byEnforcement $root.Values.webhooks.failurePolicy) (index $root.Values.webhooks $which).failurePolicy }}
 {{- if not (has $policy (list "Fail" "Ignore")) }}
 {{- fail (printf "webhooks.%s.failurePolicy / webhooks.failurePolicy must be Fail or Ignore, got %q" $which (toString $policy)) }}
 {{- end }}

@@ -7,6 +7,10 @@
 // gpu-admission.io/mig-injected annotation. DRA extended resources
 // (deviceclass.resource.kubernetes.io/<class>) are never rewritten: the class is what the pod
 // asked the DRA driver for; a full-GPU class in a MIG pool is a mig-profile finding.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "policy/dra/gpu_request.h"
 #include "policy/evaluation/mutations/mutation.h"
 #include "policy/base/tenant_labels.h"
@@ -44,8 +48,24 @@ bool add_defaulted_request(const ContainerView& c, ResourceQuantity& q, const Mi
   return true;
 }
 
-// Converts the whole GPUs of one requests or limits list. Returns true when it changed the list.
-bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const MigProfileEntry& profile) {
+// Whole GPUs converted, per resource name, for the notice the user gets at apply time.
+struct Converted {
+  std::string name;
+  int64_t count = 0;
+  bool exact = true;  // every quantity counted was a whole number
+};
+
+void count_converted(std::vector<Converted>& converted, const ResourceQuantity& q) {
+  auto it = std::find_if(converted.begin(), converted.end(), [&](const Converted& c) { return c.name == q.name; });
+  if (it == converted.end()) it = converted.insert(converted.end(), Converted{std::string(q.name)});
+  const Quantity n = quantity_of(q);
+  if (!n.is_integer() || __builtin_add_overflow(it->count, n.value, &it->count)) it->exact = false;
+}
+
+// Converts the whole GPUs of one requests or limits list (counting those of the limits in
+// `converted`). Returns true when it changed the list.
+bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const MigProfileEntry& profile,
+                  std::vector<Converted>& converted) {
   auto& list = limits ? c.limits : c.requests;
   bool changed = false;
   for (size_t i = 0; i < list.size();) {
@@ -62,6 +82,7 @@ bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const Mig
         ++i;  // cannot add exactly: the whole GPU stays and mig-profile reports it
         continue;
       }
+      if (limits) count_converted(converted, q);
       ctx.patcher.rename_resource(c, limits, q, profile.resource);
       changed = true;
       ++i;
@@ -72,6 +93,7 @@ bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const Mig
       ++i;  // cannot add exactly: the whole GPU stays and mig-profile reports it
       continue;
     }
+    if (limits) count_converted(converted, q);
     ctx.patcher.merge_resource(c, limits, i, *existing, total);
     changed = true;  // entry i was removed: the next one moved into its place
   }
@@ -82,14 +104,20 @@ bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const Mig
 // items. Returns false when it changed none.
 bool convert_mixed(MutationContext& ctx, const MigProfileEntry& profile, std::string& out) {
   bool any = false;
+  std::vector<Converted> converted;
   for (auto& c : ctx.pod.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;
-    bool changed = convert_list(ctx, c, false, profile);
-    changed = convert_list(ctx, c, true, profile) || changed;
+    bool changed = convert_list(ctx, c, false, profile, converted);
+    changed = convert_list(ctx, c, true, profile, converted) || changed;
     if (!changed) continue;
     if (any) out += ',';
     append_json_string(out, c.name);
     any = true;
+  }
+  for (const Converted& c : converted) {
+    const std::string n = c.exact ? std::to_string(c.count) : std::string("some");
+    ctx.notices.push_back("converted " + c.name + ": " + n + " to " + profile.resource + ": " + n + " in pool " +
+                          ctx.pool->name);
   }
   return any;
 }

@@ -56,6 +56,7 @@ struct MutationContext {
   bool pool_named;  // the pod names its pool itself
   const PodClaims& claims;  // the pod's DRA claims, resolved
   PodPatcher& patcher;
+  std::vector<std::string>& notices;  // Decision::notices
 };
 
 bool mutate_mig_resources(MutationContext& ctx);

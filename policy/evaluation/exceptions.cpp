@@ -1,0 +1,42 @@
+#include "policy/evaluation/exceptions.h"
+
+#include <algorithm>
+
+namespace gpu_admission::policy {
+
+bool exception_matches(const PolicyException& e, const ExceptionSubject& s) {
+  if (e.expires && (s.now == kUnknownTime || s.now >= *e.expires)) return false;
+  if (!e.namespaces.empty() && e.namespaces.first_match(s.namespace_name) == GlobIndex::kNoMatch) return false;
+  if (!e.tenants.empty() && (!s.tenant || !e.tenants[s.tenant->index])) return false;
+  if (!e.usernames.empty() && (s.username.empty() || e.usernames.first_match(s.username) == GlobIndex::kNoMatch))
+    return false;
+  if (!e.pod_labels.empty()) {
+    if (!s.pod_labels) return false;
+    for (const auto& [key, value] : e.pod_labels) {
+      auto has = [&](const auto& label) { return label.first == key && label.second == value; };
+      if (std::none_of(s.pod_labels->begin(), s.pod_labels->end(), has)) return false;
+    }
+  }
+  return true;
+}
+
+void apply_exceptions(const CompiledPolicy& policy, const ExceptionSubject& subject, Decision& out) {
+  const auto& exceptions = policy.exceptions();
+  if (exceptions.empty() || out.findings.empty()) return;
+  // Each exception is matched at most once per object, and only when a finding asks.
+  enum class Match : uint8_t { Unknown, Yes, No };
+  std::vector<Match> matched(exceptions.size(), Match::Unknown);
+  for (Finding& f : out.findings) {
+    for (size_t i = 0; i < exceptions.size(); ++i) {
+      const PolicyException& e = exceptions[i];
+      if (!e.rules[static_cast<size_t>(f.rule)]) continue;
+      if (matched[i] == Match::Unknown) matched[i] = exception_matches(e, subject) ? Match::Yes : Match::No;
+      if (matched[i] == Match::No) continue;
+      f.exception = e.name;
+      break;
+    }
+  }
+  out.allowed = !out.has(Action::Deny);
+}
+
+}  // namespace gpu_admission::policy
