@@ -1,190 +1,69 @@
 // `gpu-admission check`: evaluate manifests offline with the policy engine, as the webhook
-// would, and print the decisions for a person (text), a program (json), kubectl (yaml: the
-// mutated objects) or a CI system (junit).
-#include <algorithm>
-#include <cstdio>
-#include <filesystem>
+// would: flags, reading the inputs and evaluating them. What is printed (text for a person,
+// json for a program, yaml for kubectl, junit for CI, PolicyReports) is check_report.h's.
+#include <unistd.h>
 
-#include "policy/dra/gpu_request.h"
-#include "policy/base/ids.h"
-#include "policy/evaluation/rules/rule.h"
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "webhook/cli/check_report.h"
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
 #include "webhook/cli/input_claims.h"
 #include "webhook/cli/input_namespaces.h"
-#include "webhook/cli/junit.h"
 #include "webhook/cli/offline.h"
-#include "webhook/io/policy_file.h"
-#include "webhook/io/yaml_json.h"
+#include "webhook/io/policy_configmap.h"
 
 namespace gpu_admission::webhook {
 namespace {
 
-constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE] [--namespace NS] [--output text|json|yaml|junit]
-                           [--no-mutate] [--namespace-labels k=v,...] FILE...|-
+constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE] [--namespace NS]
+                           [--output text|json|yaml|junit|policyreport] [--no-mutate]
+                           [--namespace-labels k=v,...] [--fail-on deny|warn] [--only-denied]
+                           [--color auto|always|never] [--verbose] FILE...|-
 
 Evaluates Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets,
 ReplicationControllers, Jobs and CronJobs offline, as the API server's chain would on CREATE:
 a Pod passes /mutate, then /validate judges the mutated pod; a template is judged as the pod
 it will create. ML workloads (PyTorchJob, MPIJob, JobSet, RayCluster, ... and the policy's
 spec.workloads) are judged template by template, one result per template named by its path.
-ResourceClaims and ResourceClaimTemplates are judged too, and resolve the claims
-of the pods among the same inputs; Namespace objects give their labels to tenant selection. An AdmissionReview is judged exactly as /validate judges it (its operation,
-user, namespace and oldObject). Reads multi-document YAML, JSON, `kind: List` and
-AdmissionReview JSON; `-` reads standard input; a directory is searched recursively for .yaml,
-.yml and .json files. Other kinds are skipped with a note.
+ResourceClaims and ResourceClaimTemplates are judged too, and resolve the claims of the pods
+among the same inputs; Namespace objects give their labels to tenant selection. An
+AdmissionReview is judged exactly as /validate judges it (its operation, user, namespace and
+oldObject). Reads multi-document YAML, JSON, `kind: List` and AdmissionReview JSON; `-` reads
+standard input; a directory is searched recursively for .yaml, .yml and .json files. Other
+kinds are skipped.
+
+The text output ends with a summary line:
+  12 objects: 9 allowed, 3 denied; 2 warned, 1 audited; 4 skipped
+(objects judged, by verdict; those with warn / audit findings; objects of other kinds, listed
+with --verbose; "; N errors" is added when some could not be judged). An object without
+metadata.namespace gets a note naming the namespace it was judged in.
 
 Flags:
-  -p, --policy FILE      policy file (default: the built-in policy; see `policy show --default`)
+  -p, --policy FILE      policy file, or a ConfigMap carrying it (default: the built-in policy;
+                         see `policy show --default`)
   -n, --namespace NS     namespace for objects that name none (default: "default")
-  -o, --output FORMAT    text (default), json, yaml (the mutated objects) or junit
+  -o, --output FORMAT    text (default), json, yaml (the mutated objects), junit, or
+                         policyreport (one wgpolicyk8s.io/v1alpha2 PolicyReport per namespace,
+                         a YAML stream for `kubectl apply -f -`)
       --no-mutate        judge Pods as they are, without /mutate: what /validate alone would say
       --namespace-labels k=v,...
                          labels of the namespaces that have no Namespace object among the inputs
                          (for tenants chosen by namespaceSelector)
+      --fail-on WHAT     deny (default): exit 1 when an object is denied; warn: also when an
+                         object has a warn finding (audit findings never fail)
+      --only-denied      print only denied objects (and errors); the summary counts all
+      --color WHEN       auto (default: colour a terminal unless NO_COLOR is set), always, never
+  -v, --verbose          text: also list each skipped object and why
 
-Exit codes: 0 every object allowed, 1 some object denied, 2 unusable input.
+Exit codes: 0 every object allowed, 1 some object denied (or warned, with --fail-on warn),
+2 unusable input.
 )";
-
-std::string object_title(const OfflineResult& r) {
-  std::string out = r.kind.empty() ? "object" : r.kind;
-  out += ' ';
-  out += r.namespace_name.empty() ? "" : r.namespace_name + "/";
-  out += r.name.empty() ? "(unnamed)" : r.name;
-  if (!r.template_path.empty()) out += " [" + r.template_path + "]";
-  return out;
-}
-
-
-void print_text(const std::vector<OfflineResult>& results) {
-  for (const auto& r : results) {
-    if (r.status == OfflineResult::Status::Skipped) {
-      std::printf("%s %s: skipped (%s)  [%s]\n\n", r.kind.empty() ? "object" : r.kind.c_str(),
-                  r.name.empty() ? "(unnamed)" : r.name.c_str(), r.note.c_str(), r.source.c_str());
-      continue;
-    }
-    if (r.status == OfflineResult::Status::Error) {
-      std::printf("%s: ERROR  [%s]\n  %s\n\n", object_title(r).c_str(), r.source.c_str(), r.note.c_str());
-      continue;
-    }
-    const auto& d = r.decision;
-    std::printf("%s: %s  [%s]\n", object_title(r).c_str(),
-                d.exempt ? "ALLOWED (exempt)" : d.allowed ? "ALLOWED" : "DENIED", r.source.c_str());
-    if (d.exempt) {
-      std::printf("  exempt by %.*s: no rule or mutation applies\n\n", static_cast<int>(d.exempt_by.size()),
-                  d.exempt_by.data());
-      continue;
-    }
-    std::string context = "  tenant: " + (d.tenant ? d.tenant->name : std::string("(none)")) +
-                          ", pool: " + (d.pool ? d.pool->name : std::string("(none)"));
-    if (d.gpu_slices > 0 || !d.gpu_sources.empty()) {
-      context += ", GPUs: " + policy::gpus_text(d.gpu_slices, d.slices_per_gpu);
-      if (!d.gpu_sources.empty()) context += " (" + d.gpu_sources + ")";
-    }
-    std::printf("%s\n", context.c_str());
-    for (const auto& f : d.findings) {
-      std::printf("  %-5s [%s] %s\n", std::string(policy::name_of(f.action)).c_str(),
-                  std::string(policy::name_of(f.rule)).c_str(), f.message.c_str());
-      std::printf("        at %s\n", f.field.c_str());
-    }
-    if (!d.patch.empty()) {
-      std::printf("  mutations (%zu patch operations):\n", d.patch.size());
-      for (const auto& op : d.patch) {
-        const int path_len = static_cast<int>(op.path.size()), value_len = static_cast<int>(op.value.size());
-        if (op.kind == policy::PatchOp::Kind::Remove) std::printf("    remove %.*s\n", path_len, op.path.data());
-        else std::printf("    add    %.*s = %.*s\n", path_len, op.path.data(), value_len, op.value.data());
-      }
-    }
-    std::printf("\n");
-  }
-}
-
-Json result_json(const OfflineResult& r) {
-  Json out = {{"kind", r.kind}, {"namespace", r.namespace_name}, {"name", r.name}, {"allowed", r.allowed()}};
-  if (!r.template_path.empty()) out["template"] = r.template_path;
-  Json violations = Json::array();
-  Json warnings = Json::array();
-  for (const auto& f : r.decision.findings) {
-    violations.push_back({{"rule", std::string(policy::name_of(f.rule))},
-                          {"action", std::string(policy::name_of(f.action))},
-                          {"message", f.message},
-                          {"field", f.field}});
-    if (f.action == policy::Action::Warn) warnings.push_back("[" + std::string(policy::name_of(f.rule)) + "] " + f.message);
-  }
-  out["violations"] = violations;
-  out["warnings"] = warnings;
-  out["patch"] = r.patch;
-  out["object"] = r.mutated.is_null() ? Json::object() : r.mutated;
-  out["source"] = r.source;
-  out["exempt"] = r.decision.exempt;
-  out["tenant"] = r.decision.tenant ? Json(r.decision.tenant->name) : Json(nullptr);
-  out["pool"] = r.decision.pool ? Json(r.decision.pool->name) : Json(nullptr);
-  // The effective GPU request as the text output shows it ("2", "1 3/4"), and where it comes from
-  // when that is not plain from the resources (DRA claims and extended resources).
-  if (!r.decision.exempt) out["gpus"] = policy::gpus_text(r.decision.gpu_slices, r.decision.slices_per_gpu);
-  if (!r.decision.gpu_sources.empty()) out["gpuSources"] = r.decision.gpu_sources;
-  return out;
-}
-
-void print_json(const std::vector<OfflineResult>& results) {
-  Json doc = {{"results", Json::array()}, {"skipped", Json::array()}, {"errors", Json::array()}};
-  for (const auto& r : results) {
-    if (r.status == OfflineResult::Status::Evaluated) doc["results"].push_back(result_json(r));
-    else
-      doc[r.status == OfflineResult::Status::Skipped ? "skipped" : "errors"].push_back(
-          {{"kind", r.kind}, {"namespace", r.namespace_name}, {"name", r.name}, {"source", r.source}, {"reason", r.note}});
-  }
-  std::printf("%s\n", to_json_text(doc, 2).c_str());
-}
-
-void print_yaml(const std::vector<OfflineResult>& results) {
-  bool first = true;
-  for (const auto& r : results) {
-    if (r.status != OfflineResult::Status::Evaluated) {
-      std::fprintf(stderr, "%s: %s (%s)\n", r.source.c_str(), object_title(r).c_str(), r.note.c_str());
-      continue;
-    }
-    if (!r.allowed()) {
-      for (const auto& f : r.decision.findings)
-        if (f.action == policy::Action::Deny)
-          std::fprintf(stderr, "%s: %s denied: [%s] %s\n", r.source.c_str(), object_title(r).c_str(),
-                       std::string(policy::name_of(f.rule)).c_str(), f.message.c_str());
-    }
-    if (r.repeat) continue;  // another template of the object printed just before
-    if (!first) std::printf("---\n");
-    first = false;
-    std::printf("%s", to_yaml(r.mutated).c_str());
-  }
-}
-
-void print_junit(const std::vector<OfflineResult>& results) {
-  JUnitSuite suite{"gpu-admission check", {}};
-  for (const auto& r : results) {
-    JUnitCase c;
-    c.name = object_title(r);
-    c.classname = r.source;
-    if (r.status == OfflineResult::Status::Skipped) {
-      c.skipped = true;
-      c.failure_message = r.note;
-    } else if (r.status == OfflineResult::Status::Error) {
-      c.failed = true;
-      c.failure_message = r.note;
-      c.failure_text = r.note;
-    } else if (!r.decision.allowed) {
-      c.failed = true;
-      std::string rules;
-      for (const auto& f : r.decision.findings) {
-        if (f.action != policy::Action::Deny) continue;
-        if (!rules.empty()) rules += ", ";
-        rules += policy::name_of(f.rule);
-        c.failure_text += "[" + std::string(policy::name_of(f.rule)) + "] " + f.message + " (at " + f.field + ")\n";
-      }
-      c.failure_message = "denied by " + rules;
-    }
-    suite.cases.push_back(std::move(c));
-  }
-  std::printf("%s", junit_xml({suite}).c_str());
-}
 
 // Files to read: each argument, with directories expanded (recursively) to their
 // .yaml, .yml and .json files in name order.
@@ -210,53 +89,106 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
   return out;
 }
 
+// The output formats and their printers.
+struct OutputFormat {
+  std::string_view name;
+  void (*print)(const std::vector<OfflineResult>&, const CheckPrintOptions&);
+};
+constexpr std::array<OutputFormat, 5> kOutputs = {{{"text", print_text},
+                                                   {"json", print_json},
+                                                   {"yaml", print_yaml},
+                                                   {"junit", print_junit},
+                                                   {"policyreport", print_policy_reports}}};
+
+const OutputFormat* output_named(std::string_view name) {
+  for (const auto& o : kOutputs)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "gpu-admission check: %s\n\n%s", message.c_str(), kCheckHelp);
+  return 2;
+}
+
+// What the flags ask for; `error` set when they are unusable.
+struct CheckFlags {
+  const OutputFormat* output = nullptr;
+  FailOn fail_on = FailOn::Deny;
+  CheckPrintOptions print;
+  bool mutate = true;
+  std::string policy_path;
+  std::optional<std::string> namespace_labels;
+  std::vector<std::string> inputs;
+  std::optional<std::string> error;
+};
+
+CheckFlags check_flags(const ParsedArgs& parsed) {
+  CheckFlags f;
+  f.output = output_named(parsed.get("--output", "text"));
+  if (!f.output) f.error = "--output must be text, json, yaml, junit or policyreport (got \"" + parsed.get("--output") + "\")";
+  const std::string fail_on = parsed.get("--fail-on", "deny");
+  if (fail_on == "warn") f.fail_on = FailOn::Warn;
+  else if (fail_on != "deny") f.error = "--fail-on must be deny or warn (got \"" + fail_on + "\")";
+  auto colour = colour_wanted(parsed.get("--color", "auto"), isatty(STDOUT_FILENO) == 1, std::getenv("NO_COLOR"),
+                              std::getenv("TERM"));
+  if (!colour) f.error = "--color must be auto, always or never (got \"" + parsed.get("--color") + "\")";
+  f.print.colour = colour.value_or(false);
+  f.print.only_denied = parsed.has("--only-denied");
+  f.print.verbose = parsed.has("--verbose");
+  f.print.default_namespace = parsed.get("--namespace", "default");
+  f.mutate = !parsed.has("--no-mutate");
+  f.policy_path = parsed.get("--policy");
+  if (parsed.has("--namespace-labels")) f.namespace_labels = parsed.get("--namespace-labels");
+  f.inputs = parsed.positional;
+  if (f.inputs.empty() && !f.error) f.error = "no input files (use - for standard input)";
+  return f;
+}
+
+// Every object of every input file; false when a file cannot be read (said on stderr).
+bool read_inputs(const std::vector<std::string>& inputs, std::vector<ManifestObject>& objects) {
+  bool ok = true;
+  for (const auto& path : expand_inputs(inputs)) {
+    ManifestRead read = read_manifest_file(path);
+    if (read.error) {
+      std::fprintf(stderr, "gpu-admission check: %s\n", read.error->c_str());
+      ok = false;
+      continue;
+    }
+    for (auto& object : read.objects) objects.push_back(std::move(object));
+  }
+  return ok;
+}
+
 }  // namespace
 
 int run_check(const Args& args) {
   ParsedArgs parsed = parse_args(args, {{"--policy", "-p"}, {"--namespace", "-n"}, {"--output", "-o"},
                                         {"--no-mutate", "", false}, {"--namespace-labels", ""},
-                                        {"--help", "-h", false}});
+                                        {"--fail-on", ""}, {"--only-denied", "", false}, {"--color", ""},
+                                        {"--verbose", "-v", false}, {"--help", "-h", false}});
   if (parsed.has("--help")) {
     std::fputs(kCheckHelp, stdout);
     return 0;
   }
-  if (parsed.error) {
-    std::fprintf(stderr, "gpu-admission check: %s\n\n%s", parsed.error->c_str(), kCheckHelp);
-    return 2;
-  }
-  const std::string output = parsed.get("--output", "text");
-  if (output != "text" && output != "json" && output != "yaml" && output != "junit") {
-    std::fprintf(stderr, "gpu-admission check: --output must be text, json, yaml or junit (got \"%s\")\n", output.c_str());
-    return 2;
-  }
-  if (parsed.positional.empty()) {
-    std::fprintf(stderr, "gpu-admission check: no input files (use - for standard input)\n\n%s", kCheckHelp);
-    return 2;
-  }
-  PolicyLoad load = load_policy_file(parsed.get("--policy"));
+  if (parsed.error) return usage_error(*parsed.error);
+  const CheckFlags flags = check_flags(parsed);
+  if (flags.error) return usage_error(*flags.error);
+  PolicyLoad load = load_policy_document(flags.policy_path);
   if (!load.ok()) {
     std::fprintf(stderr, "%sgpu-admission check: the policy is invalid\n", load.report().c_str());
     return 2;
   }
-  const std::string default_namespace = parsed.get("--namespace", "default");
+  const std::string& default_namespace = flags.print.default_namespace;
 
   // Every file first: claims and templates among the inputs resolve the pods' claims.
   std::vector<ManifestObject> objects;
-  bool unusable = false;
-  for (const auto& path : expand_inputs(parsed.positional)) {
-    ManifestRead read = read_manifest_file(path);
-    if (read.error) {
-      std::fprintf(stderr, "gpu-admission check: %s\n", read.error->c_str());
-      unusable = true;
-      continue;
-    }
-    for (auto& object : read.objects) objects.push_back(std::move(object));
-  }
+  bool unusable = !read_inputs(flags.inputs, objects);
   InputClaims claims;
   InputNamespaces namespaces;
-  if (parsed.has("--namespace-labels")) {
+  if (flags.namespace_labels) {
     std::string error;
-    auto labels = parse_label_list(parsed.get("--namespace-labels"), error);
+    auto labels = parse_label_list(*flags.namespace_labels, error);
     if (!labels) {
       std::fprintf(stderr, "gpu-admission check: --namespace-labels: %s\n", error.c_str());
       return 2;
@@ -271,8 +203,7 @@ int run_check(const Args& args) {
 
   std::vector<OfflineResult> results;
   for (const auto& object : objects) {
-    for (auto& one : split_templates(
-             evaluate_offline(*load.policy, object, default_namespace, !parsed.has("--no-mutate"), facts)))
+    for (auto& one : split_templates(evaluate_offline(*load.policy, object, default_namespace, flags.mutate, facts)))
       results.push_back(std::move(one));
     if (results.back().status == OfflineResult::Status::Error) {
       const auto& r = results.back();
@@ -281,15 +212,9 @@ int run_check(const Args& args) {
     }
   }
 
-  if (output == "json") print_json(results);
-  else if (output == "yaml") print_yaml(results);
-  else if (output == "junit") print_junit(results);
-  else print_text(results);
-
+  flags.output->print(results, flags.print);
   if (unusable) return 2;
-  for (const auto& r : results)
-    if (!r.allowed()) return 1;
-  return 0;
+  return check_exit_code(summarize(results), flags.fail_on);
 }
 
 }  // namespace gpu_admission::webhook

@@ -21,38 +21,53 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
+namespace {
+
+struct Counts {
+  size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  void add(const JUnitCase& c) {
+    ++tests;
+    failures += c.failed && !c.errored;
+    errors += c.errored;
+    skipped += c.skipped;
+  }
+  std::string attributes() const {
+    return "tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\"";
+  }
+};
+
+void write_case(const JUnitCase& c, std::string& out) {
+  out += "    <testcase name=\"" + xml_escape(c.name) + "\" classname=\"" + xml_escape(c.classname) + "\"";
+  if (!c.failed && !c.skipped && !c.errored && c.system_out.empty()) {
+    out += "/>\n";
+    return;
+  }
+  out += ">\n";
+  if (c.skipped) out += "      <skipped message=\"" + xml_escape(c.failure_message) + "\"/>\n";
+  if (c.errored)
+    out += "      <error message=\"" + xml_escape(c.failure_message) + "\" type=\"error\">" + xml_escape(c.failure_text) +
+           "</error>\n";
+  else if (c.failed)
+    out += "      <failure message=\"" + xml_escape(c.failure_message) + "\" type=\"failure\">" +
+           xml_escape(c.failure_text) + "</failure>\n";
+  if (!c.system_out.empty()) out += "      <system-out>" + xml_escape(c.system_out) + "</system-out>\n";
+  out += "    </testcase>\n";
+}
+
+}  // namespace
+
 std::string junit_xml(const std::vector<JUnitSuite>& suites) {
-  size_t tests = 0, failures = 0, skipped = 0;
+  Counts all;
   for (const auto& s : suites)
-    for (const auto& c : s.cases) {
-      ++tests;
-      failures += c.failed;
-      skipped += c.skipped;
-    }
+    for (const auto& c : s.cases) all.add(c);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<testsuites name=\"gpu-admission\" tests=\"" + std::to_string(tests) + "\" failures=\"" +
-         std::to_string(failures) + "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\">\n";
+  out += "<testsuites name=\"gpu-admission\" " + all.attributes() + ">\n";
   for (const auto& s : suites) {
-    size_t sf = 0, ss = 0;
-    for (const auto& c : s.cases) {
-      sf += c.failed;
-      ss += c.skipped;
-    }
-    out += "  <testsuite name=\"" + xml_escape(s.name) + "\" tests=\"" + std::to_string(s.cases.size()) +
-           "\" failures=\"" + std::to_string(sf) + "\" errors=\"0\" skipped=\"" + std::to_string(ss) + "\">\n";
-    for (const auto& c : s.cases) {
-      out += "    <testcase name=\"" + xml_escape(c.name) + "\" classname=\"" + xml_escape(c.classname) + "\"";
-      if (!c.failed && !c.skipped) {
-        out += "/>\n";
-        continue;
-      }
-      out += ">\n";
-      if (c.skipped) out += "      <skipped message=\"" + xml_escape(c.failure_message) + "\"/>\n";
-      if (c.failed)
-        out += "      <failure message=\"" + xml_escape(c.failure_message) + "\" type=\"failure\">" +
-               xml_escape(c.failure_text) + "</failure>\n";
-      out += "    </testcase>\n";
-    }
+    Counts counts;
+    for (const auto& c : s.cases) counts.add(c);
+    out += "  <testsuite name=\"" + xml_escape(s.name) + "\" " + counts.attributes() + ">\n";
+    for (const auto& c : s.cases) write_case(c, out);
     out += "  </testsuite>\n";
   }
   out += "</testsuites>\n";

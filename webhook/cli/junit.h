@@ -1,5 +1,5 @@
 // A small JUnit XML writer (the schema CI systems read: testsuites > testsuite > testcase, with
-// failure elements), for `check -o junit` and `test -o junit`.
+// failure, error, skipped and system-out elements), for `check -o junit` and `test -o junit`.
 #pragma once
 
 #include <string>
@@ -13,8 +13,10 @@ struct JUnitCase {
   std::string classname;
   bool failed = false;
   bool skipped = false;
-  std::string failure_message;  // one line
+  std::string failure_message;  // one line (also the message of <skipped> and <error>)
   std::string failure_text;     // details
+  bool errored = false;         // an <error> (could not be run at all) instead of a <failure>
+  std::string system_out;       // <system-out>: what passed but deserves a look (warnings)
 };
 
 struct JUnitSuite {

@@ -14,9 +14,10 @@ constexpr const char* kUsage = R"(gpu-admission: admission control for multi-ten
 Usage:
   gpu-admission serve [--policy FILE] [--tls-cert FILE --tls-key FILE]
                       [--listen 0.0.0.0:8443] [--metrics-listen 0.0.0.0:9090]
-  gpu-admission check [--policy FILE] [--namespace NS] [--output text|json|yaml|junit] FILE...|-
-  gpu-admission test SUITE.yaml... [--output text|json|junit]
-  gpu-admission policy lint FILE
+  gpu-admission check [--policy FILE] [--namespace NS] [--output text|json|yaml|junit|policyreport]
+                      [--fail-on deny|warn] [--only-denied] FILE...|-
+  gpu-admission test SUITE.yaml|DIR... [--output text|json|junit] [--run REGEX]
+  gpu-admission policy lint [--strict] FILE|-
   gpu-admission policy show [--default|FILE]
   gpu-admission certs --service NAME --namespace NS [--out-dir DIR] [--days N] [--force]
   gpu-admission version

@@ -111,7 +111,10 @@ bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::Work
                                                pod_doc, policy.gpu_env_vars()))
       return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
     OfflineResult t;
+    t.api_version = r.api_version;
     t.kind = r.kind;
+    t.uid = r.uid;
+    t.namespace_defaulted = r.namespace_defaulted;
     t.namespace_name = r.namespace_name;
     t.name = r.name;
     t.source = r.source;
@@ -168,12 +171,17 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
   OfflineResult r;
   r.source = manifest.source;
   const Json& object = manifest.object;
+  r.api_version = string_at(object, "apiVersion");
   r.kind = string_at(object, "kind");
   r.name = string_at(object, "metadata", "name");
   if (r.name.empty()) r.name = string_at(object, "metadata", "generateName");
+  r.uid = string_at(object, "metadata", "uid");
   r.namespace_name = !manifest.review_namespace.empty() ? manifest.review_namespace
                                                          : string_at(object, "metadata", "namespace");
-  if (r.namespace_name.empty()) r.namespace_name = default_namespace;
+  if (r.namespace_name.empty()) {
+    r.namespace_name = default_namespace;
+    r.namespace_defaulted = true;
+  }
 
   if (manifest.from_review) {
     judge_review(policy, manifest, facts, r);

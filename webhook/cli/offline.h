@@ -20,9 +20,13 @@ namespace gpu_admission::webhook {
 struct OfflineResult {
   enum class Status { Evaluated, Skipped, Error };
   Status status = Status::Evaluated;
+  std::string api_version;
   std::string kind;
   std::string namespace_name;
   std::string name;
+  std::string uid;            // metadata.uid, when the input has one (objects read from a cluster)
+  // The object names no namespace (nor does its AdmissionReview): it was judged in the default one.
+  bool namespace_defaulted = false;
   std::string source;
   std::string note;           // why skipped, or the error (naming the field)
   policy::Decision decision;  // when evaluated

@@ -4,14 +4,16 @@
 // (compare_decision, compare_pod).
 #include "webhook/cli/test_suite.h"
 
+#include <filesystem>
+
 #include "webhook/cli/input_claims.h"
 #include "webhook/cli/input_namespaces.h"
-
-#include <filesystem>
+#include "webhook/cli/suite_compare.h"
 
 #include "policy/base/ids.h"
 #include "webhook/io/clock.h"
 #include "webhook/io/manifests.h"
+#include "webhook/io/policy_configmap.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/text_file.h"
 #include "webhook/io/yaml_json.h"
@@ -81,31 +83,6 @@ class SuiteReader {
   std::vector<std::string>& errors_;
 };
 
-std::string set_text(const std::set<std::string>& s) {
-  std::string out = "[";
-  for (const auto& v : s) out += (out.size() > 1 ? ", " : "") + v;
-  return out + "]";
-}
-
-std::string map_value(const Json& obj, const std::string& key) {
-  if (!obj.is_object() || !obj.contains(key)) return {};
-  const Json& v = obj[key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-const Json* pod_of(const Json& object) {
-  const Json* cur = &object;
-  std::string kind = map_value(object, "kind");
-  std::vector<const char*> path;
-  if (kind == "CronJob") path = {"spec", "jobTemplate", "spec", "template"};
-  else if (kind != "Pod") path = {"spec", "template"};
-  for (const char* key : path) {
-    if (!cur->is_object() || !cur->contains(key)) return nullptr;
-    cur = &(*cur)[key];
-  }
-  return cur;
-}
-
 }  // namespace
 
 namespace {
@@ -143,6 +120,17 @@ struct CaseReader {
     }
   }
 
+  // A case's `namespace` is where its object is created: an object that names another one is a
+  // contradiction the API server would refuse, not something to pick a winner for.
+  void same_namespace(const std::string& cp, const TestCase& tc) {
+    const Json* metadata = tc.object.is_object() && tc.object.contains("metadata") ? &tc.object["metadata"] : nullptr;
+    const std::string own = metadata ? map_value(*metadata, "namespace") : "";
+    if (tc.namespace_name.empty() || own.empty() || own == tc.namespace_name) return;
+    r.error(cp + ".namespace", "case \"" + tc.name + "\": namespace \"" + tc.namespace_name +
+                                   "\" differs from the object's metadata.namespace \"" + own + "\" (" +
+                                   tc.object_source + "); make them equal or leave one out");
+  }
+
   // `objects:` files whose objects (claims, templates) the case's object refers to.
   void objects(const Json& c, const std::string& cp, TestCase& tc) {
     if (!c.contains("objects")) return;
@@ -175,6 +163,44 @@ struct CaseReader {
     expect.resources = m;
   }
 
+  // `messages:` a list of ECMAScript regular expressions; a bad one names the case.
+  void messages(const Json& list, const std::string& mp, TestCase& tc) {
+    if (!list.is_array()) {
+      r.error(mp, "must be a list of regular expressions");
+      return;
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string ip = policy::index_path(mp, i);
+      if (!list[i].is_string()) {
+        r.error(ip, "must be a regular expression (a string)");
+        continue;
+      }
+      const std::string text = list[i].get<std::string>();
+      try {
+        tc.expect.messages.push_back({text, std::regex(text, std::regex::ECMAScript)});
+      } catch (const std::regex_error& e) {
+        r.error(ip, "case \"" + tc.name + "\": invalid regular expression /" + text + "/: " + e.what());
+      }
+    }
+  }
+
+  // `patched:` JSON pointers (RFC 6901) into the mutated object -> expected values.
+  void patched(const Json& map, const std::string& pp, TestCase& tc) {
+    if (!map.is_object()) {
+      r.error(pp, "must map JSON pointers (/spec/nodeSelector/key) to values");
+      return;
+    }
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      try {
+        (void)nlohmann::json::json_pointer(it.key());
+        tc.expect.patched.emplace_back(it.key(), *it);
+      } catch (const nlohmann::json::exception&) {
+        r.error(policy::child_path(pp, it.key()),
+                "not a JSON pointer: it starts with / and writes ~ as ~0 and / inside a key as ~1 (/metadata/labels/a~1b)");
+      }
+    }
+  }
+
   void expectations(const Json& c, const std::string& cp, TestCase& tc) {
     if (!c.contains("expect") || !c["expect"].is_object() || c["expect"].empty()) {
       r.error(cp, "missing required field \"expect\" (at least one expectation)");
@@ -182,13 +208,17 @@ struct CaseReader {
     }
     const Json& e = c["expect"];
     const std::string ep = cp + ".expect";
-    r.check_fields(e, ep, {"allowed", "denied", "warned", "labels", "nodeSelector", "resources"});
+    r.check_fields(e, ep, {"allowed", "denied", "warned", "audited", "messages", "labels", "nodeSelector", "resources",
+                           "patched"});
     if (e.contains("allowed")) {
       if (!e["allowed"].is_boolean()) r.error(ep + ".allowed", "must be true or false");
       else tc.expect.allowed = e["allowed"].get<bool>();
     }
     if (e.contains("denied")) tc.expect.denied = r.rule_set(e["denied"], ep + ".denied");
     if (e.contains("warned")) tc.expect.warned = r.rule_set(e["warned"], ep + ".warned");
+    if (e.contains("audited")) tc.expect.audited = r.rule_set(e["audited"], ep + ".audited");
+    if (e.contains("messages")) messages(e["messages"], ep + ".messages", tc);
+    if (e.contains("patched")) patched(e["patched"], ep + ".patched", tc);
     if (e.contains("labels")) tc.expect.labels = r.string_map(e["labels"], ep + ".labels");
     if (e.contains("nodeSelector")) tc.expect.node_selector = r.string_map(e["nodeSelector"], ep + ".nodeSelector");
     if (e.contains("resources")) resources(e["resources"], ep + ".resources", tc.expect);
@@ -209,6 +239,7 @@ struct CaseReader {
         tc.namespace_labels = std::vector<std::pair<std::string, std::string>>(labels->begin(), labels->end());
     }
     object(c, cp, tc);
+    same_namespace(cp, tc);
     objects(c, cp, tc);
     expectations(c, cp, tc);
     return tc;
@@ -267,81 +298,6 @@ SuiteLoad load_test_suite(const std::string& path) {
 
 namespace {
 
-// The rules whose findings deny, and those whose findings warn, by name.
-struct FiredRules {
-  std::set<std::string> denied, warned;
-};
-
-FiredRules fired_rules(const policy::Decision& d) {
-  FiredRules out;
-  for (const auto& f : d.findings) {
-    if (f.action == policy::Action::Deny) out.denied.insert(std::string(policy::name_of(f.rule)));
-    if (f.action == policy::Action::Warn) out.warned.insert(std::string(policy::name_of(f.rule)));
-  }
-  return out;
-}
-
-// `allowed`, `denied` and `warned` against the decision.
-void compare_decision(const TestExpectation& e, const policy::Decision& d, std::vector<std::string>& failures) {
-  const FiredRules fired = fired_rules(d);
-  if (e.allowed && *e.allowed != d.allowed) {
-    std::string got = d.allowed ? "allowed" : "denied by " + set_text(fired.denied);
-    failures.push_back(std::string("allowed: expected ") + (*e.allowed ? "true" : "false") + ", got " +
-                       (d.allowed ? "true" : "false") + " (" + got + ")");
-  }
-  if (e.denied && *e.denied != fired.denied)
-    failures.push_back("denied: expected " + set_text(*e.denied) + ", got " + set_text(fired.denied));
-  if (e.warned && *e.warned != fired.warned)
-    failures.push_back("warned: expected " + set_text(*e.warned) + ", got " + set_text(fired.warned));
-}
-
-// Every expected key of a string map (labels, nodeSelector, limits) against the mutated object's.
-void compare_map(const std::string& what, const std::map<std::string, std::string>& expected, const Json* actual,
-                 std::vector<std::string>& failures) {
-  for (const auto& [k, v] : expected) {
-    bool present = actual && actual->is_object() && actual->contains(k);
-    std::string got = present ? map_value(*actual, k) : "";
-    if (!present) failures.push_back(what + "[" + k + "]: expected \"" + v + "\", got nothing");
-    else if (got != v) failures.push_back(what + "[" + k + "]: expected \"" + v + "\", got \"" + got + "\"");
-  }
-}
-
-// The pod's container (or init container) of that name; the last one when several share it.
-const Json* container_named(const Json* pod, const std::string& name) {
-  const Json* found = nullptr;
-  if (pod && pod->contains("spec")) {
-    for (const char* list : {"initContainers", "containers"}) {
-      if (!(*pod)["spec"].contains(list) || !(*pod)["spec"][list].is_array()) continue;
-      for (const auto& c : (*pod)["spec"][list])
-        if (map_value(c, "name") == name) found = &c;
-    }
-  }
-  return found;
-}
-
-// `labels`, `nodeSelector` and `resources` against the pod (template) of the mutated object.
-void compare_pod(const TestExpectation& e, const Json* pod, std::vector<std::string>& failures) {
-  if (e.labels) {
-    const Json* labels = pod && pod->contains("metadata") && (*pod)["metadata"].contains("labels") ? &(*pod)["metadata"]["labels"] : nullptr;
-    compare_map("labels", *e.labels, labels, failures);
-  }
-  if (e.node_selector) {
-    const Json* sel = pod && pod->contains("spec") && (*pod)["spec"].contains("nodeSelector") ? &(*pod)["spec"]["nodeSelector"] : nullptr;
-    compare_map("nodeSelector", *e.node_selector, sel, failures);
-  }
-  if (e.resources) {
-    for (const auto& [container, limits] : *e.resources) {
-      const Json* found = container_named(pod, container);
-      if (!found) {
-        failures.push_back("resources[" + container + "]: no container named \"" + container + "\"");
-        continue;
-      }
-      const Json* lim = found->contains("resources") && (*found)["resources"].contains("limits") ? &(*found)["resources"]["limits"] : nullptr;
-      compare_map("resources[" + container + "].limits", limits, lim, failures);
-    }
-  }
-}
-
 // Runs one case through the offline evaluator, with the claims and namespaces of its `objects:`.
 OfflineResult evaluate_case(const policy::CompiledPolicy& compiled, const TestCase& tc) {
   ManifestObject manifest{tc.object, tc.object_source};
@@ -369,8 +325,9 @@ CaseResult run_case(const policy::CompiledPolicy& compiled, const TestCase& tc) 
     return cr;  // not passed
   }
   compare_decision(tc.expect, r.decision, cr.failures);
-  compare_pod(tc.expect, pod_of(r.mutated), cr.failures);
+  compare_mutated(tc.expect, r.mutated, cr.failures);
   cr.passed = cr.failures.empty();
+  cr.findings = case_findings(r.decision);
   return cr;
 }
 
@@ -379,7 +336,7 @@ CaseResult run_case(const policy::CompiledPolicy& compiled, const TestCase& tc) 
 SuiteResult run_test_suite(const TestSuite& suite) {
   SuiteResult result;
   result.file = suite.file;
-  PolicyLoad load = load_policy_file(suite.policy_path);
+  PolicyLoad load = load_policy_document(suite.policy_path);
   result.policy_source = load.source;
   if (!load.ok()) {
     result.error = load.report();
@@ -387,6 +344,13 @@ SuiteResult run_test_suite(const TestSuite& suite) {
   }
   for (const auto& tc : suite.cases) result.cases.push_back(run_case(*load.policy, tc));
   return result;
+}
+
+TestSuite select_cases(const TestSuite& suite, const std::regex& select) {
+  TestSuite out{suite.file, suite.policy_path, {}};
+  for (const auto& tc : suite.cases)
+    if (std::regex_search(tc.name, select)) out.cases.push_back(tc);
+  return out;
 }
 
 }  // namespace gpu_admission::webhook

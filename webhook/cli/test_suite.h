@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,13 +14,22 @@
 
 namespace gpu_admission::webhook {
 
+// `messages:` entries: the pattern as written (for failure texts) and compiled (ECMAScript).
+struct MessagePattern {
+  std::string text;
+  std::regex regex;
+};
+
 struct TestExpectation {
   std::optional<bool> allowed;
   std::optional<std::set<std::string>> denied;
   std::optional<std::set<std::string>> warned;
+  std::optional<std::set<std::string>> audited;
+  std::vector<MessagePattern> messages;  // each must match (search) some finding's message
   std::optional<std::map<std::string, std::string>> labels;
   std::optional<std::map<std::string, std::string>> node_selector;
   std::optional<std::map<std::string, std::map<std::string, std::string>>> resources;  // container -> limits
+  std::vector<std::pair<std::string, Json>> patched;  // JSON pointer into the mutated object -> value
 };
 
 struct TestCase {
@@ -45,10 +55,19 @@ struct SuiteLoad {
 
 SuiteLoad load_test_suite(const std::string& path);
 
+// A finding of the case's decision, as a failed case shows it.
+struct CaseFinding {
+  std::string label;  // deny, warn, audit (webhook/io/finding_label.h)
+  std::string rule;
+  std::string message;
+  std::string field;
+};
+
 struct CaseResult {
   std::string name;
   bool passed = false;
   std::vector<std::string> failures;  // "denied: expected [privileged], got [privileged, gpu-cap]"
+  std::vector<CaseFinding> findings;  // every finding of the decision (shown when the case fails)
 };
 
 struct SuiteResult {
@@ -59,5 +78,8 @@ struct SuiteResult {
 };
 
 SuiteResult run_test_suite(const TestSuite& suite);
+
+// The suite with only the cases whose name `select` matches (std::regex_search).
+TestSuite select_cases(const TestSuite& suite, const std::regex& select);
 
 }  // namespace gpu_admission::webhook

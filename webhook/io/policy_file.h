@@ -17,6 +17,7 @@ struct PolicyLoad {
   policy::Issues issues;      // errors and lint warnings
   std::string source;         // the file name, or "<built-in default policy>"
   bool unusable = false;      // the file could not be read or is not YAML/JSON at all
+  std::string carrier;        // "ConfigMap gpu-admission-policy, key policy.yaml" (policy_configmap.h); else empty
 
   bool ok() const { return policy != nullptr; }
   // Every issue formatted on its own line.

@@ -90,4 +90,24 @@ struct TempFile {
   }
 };
 
+// A fresh temporary folder for several files (paths inside it created as needed), removed with it.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char name[] = "/tmp/gpa-cli-dir-XXXXXX";
+    REQUIRE(mkdtemp(name) != nullptr);
+    path = name;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name, const std::string& text) const {
+    std::filesystem::path p = path / name;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+};
+
 }  // namespace cli_test

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "webhook/cli/cli_test_support.h"
+#include "webhook/cli/yaml_test_support.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -38,6 +39,7 @@ using cli_test::CliRun;
 using cli_test::describe;
 using cli_test::run_cli;
 using cli_test::slurp;
+using cli_test::load_yaml_docs;
 
 // `check -o json` on `files`, parsed; requires the expected exit code.
 json check_json(const std::vector<std::string>& files, int expected_code, const std::vector<std::string>& extra = {}) {
@@ -60,44 +62,6 @@ std::vector<std::string> example_files() {
   for (const auto& e : fs::directory_iterator(kManifests))
     if (e.path().extension() == ".yaml") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
-  return out;
-}
-
-// ------------------------------------------------------------------ YAML -> JSON, independently of the product
-
-json yaml_to_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return nullptr;
-    case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
-      if (n.Tag() == "!") return s;  // quoted: always a string
-      if (s == "null" || s == "~" || s.empty()) return nullptr;
-      if (s == "true" || s == "false") return s == "true";
-      static const std::regex kInt(R"([-+]?[0-9]+)");
-      static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-      if (std::regex_match(s, kInt)) return std::stoll(s);
-      if (std::regex_match(s, kFloat)) return std::stod(s);
-      return s;
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : n) out.push_back(yaml_to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : n) out[kv.first.Scalar()] = yaml_to_json(kv.second);
-      return out;
-    }
-  }
-  return nullptr;
-}
-
-std::vector<json> load_yaml_docs(const std::string& text) {
-  std::vector<json> out;
-  for (const auto& doc : YAML::LoadAll(text))
-    if (!doc.IsNull()) out.push_back(yaml_to_json(doc));
   return out;
 }
 
@@ -507,8 +471,11 @@ TEST_CASE("check: kind List, multi-document files, stdin and AdmissionReview", "
     CHECK(rules_with(doc["results"][1], "deny") == std::set<std::string>{"host-namespaces"});
     CliRun text = run_cli({"check", "-p", kPolicy, kData + "/list.yaml"});
     CHECK(text.code == 1);
-    CHECK(text.out.find("ConfigMap") != std::string::npos);
-    CHECK(text.out.find("skipped") != std::string::npos);
+    CHECK(text.out.find("ConfigMap") == std::string::npos);  // folded into the summary
+    CHECK(text.out.find("; 1 skipped\n") != std::string::npos);
+    CliRun verbose = run_cli({"check", "-p", kPolicy, "-v", kData + "/list.yaml"});
+    CHECK(verbose.out.find("ConfigMap") != std::string::npos);
+    CHECK(verbose.out.find("skipped (") != std::string::npos);
   }
   SECTION("multi-document YAML") {
     json doc = check_json({kData + "/multi.yaml"}, 1);
@@ -517,15 +484,16 @@ TEST_CASE("check: kind List, multi-document files, stdin and AdmissionReview", "
     CHECK(doc["results"][0]["allowed"] == true);
     CHECK(doc["results"][1]["kind"] == "Pod");
     CHECK(rules_with(doc["results"][1], "deny") == std::set<std::string>{"privileged"});
-    CliRun text = run_cli({"check", "-p", kPolicy, kData + "/multi.yaml"});
+    CliRun text = run_cli({"check", "-p", kPolicy, "--verbose", kData + "/multi.yaml"});
     CHECK(text.code == 1);
     CHECK(text.out.find("Service") != std::string::npos);
     CHECK(text.out.find("skipped") != std::string::npos);
   }
-  SECTION("only non-workload kinds: skipped with a note, exit 0") {
-    CliRun r = run_cli({"check", "-p", kPolicy, kData + "/configmap.yaml"});
+  SECTION("only non-workload kinds: skipped (listed with -v), exit 0") {
+    CliRun r = run_cli({"check", "-p", kPolicy, "-v", kData + "/configmap.yaml"});
     INFO(describe(r));
     CHECK(r.code == 0);
+    CHECK(r.out.find("0 objects: 0 allowed, 0 denied; 0 warned, 0 audited; 2 skipped\n") != std::string::npos);
     CHECK(r.out.find("ConfigMap") != std::string::npos);
     CHECK(r.out.find("Namespace") != std::string::npos);
     CHECK(r.out.find("skipped") != std::string::npos);

@@ -1,0 +1,131 @@
+// PolicyReport building (policy_report.h): each finding becomes a result through two tables,
+// its label (finding_label.h) -> the report's `result`, and its rule -> whether it is a
+// security rule (for `severity`).
+#include "webhook/io/policy_report.h"
+
+#include <algorithm>
+#include <array>
+
+#include "policy/base/ids.h"
+#include "webhook/io/finding_label.h"
+
+namespace gpu_admission::webhook {
+namespace {
+
+using policy::RuleId;
+
+// The rules that keep tenants apart on a node (SPEC: an exception selecting them by pod labels
+// alone is a lint warning); their deny findings are `high`.
+constexpr std::array<RuleId, 5> kSecurityRules = {RuleId::Privileged, RuleId::HostNamespaces, RuleId::GpuDeviceAccess,
+                                                  RuleId::MpsAdversarial, RuleId::GpuSharing};
+
+// What a label becomes in a report. An audit finding is a violation that was admitted and
+// recorded: a warning in the report's terms.
+struct LabelRow {
+  FindingLabel label;
+  std::string_view result;  // "fail" or "warn"
+  bool fails;               // counts in summary.fail (else summary.warn)
+};
+constexpr std::array<LabelRow, kFindingLabelCount> kLabelRows = {{
+    {FindingLabel::Deny, "fail", true},
+    {FindingLabel::Warn, "warn", false},
+    {FindingLabel::Audit, "warn", false},
+}};
+
+const LabelRow& row_of(FindingLabel label) {
+  for (const auto& row : kLabelRows)
+    if (row.label == label) return row;
+  return kLabelRows.back();
+}
+
+bool is_security_rule(RuleId rule) {
+  return std::find(kSecurityRules.begin(), kSecurityRules.end(), rule) != kSecurityRules.end();
+}
+
+Json resource_of(const ReportSubject& s, std::string_view namespace_name) {
+  Json ref = {{"apiVersion", s.api_version}, {"kind", s.kind}, {"namespace", namespace_name}, {"name", s.name}};
+  if (!s.uid.empty()) ref["uid"] = s.uid;
+  return ref;
+}
+
+}  // namespace
+
+PolicyReportBuilder::PolicyReportBuilder(std::string namespace_name, PolicyReportOptions options)
+    : namespace_(std::move(namespace_name)), options_(options) {}
+
+void PolicyReportBuilder::keep(std::vector<Kept>& list, Json result) {
+  if (list.size() >= options_.max_results) {
+    ++dropped_;
+    return;
+  }
+  list.push_back({sequence_++, std::move(result)});
+}
+
+void PolicyReportBuilder::add(const ReportSubject& subject) {
+  if (subject.state == ReportSubject::State::Error) {
+    ++error_;
+    return;
+  }
+  if (subject.state == ReportSubject::State::Exempt) {
+    ++skip_;
+    return;
+  }
+  if (subject.findings.empty()) {
+    ++pass_;
+    return;
+  }
+  for (const auto& f : subject.findings) {
+    const FindingLabel label = label_of(f);
+    const LabelRow& row = row_of(label);
+    (row.fails ? fail_ : warn_)++;
+    if (options_.only_fail && !row.fails) continue;
+    Json result = {{"policy", kPolicyReportName},
+                   {"rule", std::string(policy::name_of(f.rule))},
+                   {"result", row.result},
+                   {"severity", row.fails && is_security_rule(f.rule) ? "high" : "medium"},
+                   {"message", f.message},
+                   {"source", "gpu-admission"},
+                   {"scored", true},
+                   {"resources", Json::array({resource_of(subject, namespace_)})},
+                   {"properties", {{"field", f.field}, {"action", std::string(name_of(label))}}}};
+    if (options_.timestamp_seconds) result["timestamp"] = {{"seconds", *options_.timestamp_seconds}, {"nanos", 0}};
+    keep(row.fails ? fails_ : warns_, std::move(result));
+  }
+}
+
+Json PolicyReportBuilder::build() const {
+  // Fails first when the cap cut something; otherwise the order the findings came in.
+  std::vector<const Kept*> kept;
+  for (const auto& k : fails_) kept.push_back(&k);
+  for (const auto& k : warns_) {
+    if (kept.size() >= options_.max_results) break;
+    kept.push_back(&k);
+  }
+  const size_t total_kept = fails_.size() + warns_.size();
+  if (dropped_ == 0 && total_kept <= options_.max_results)
+    std::sort(kept.begin(), kept.end(), [](const Kept* a, const Kept* b) { return a->sequence < b->sequence; });
+  Json results = Json::array();
+  for (const Kept* k : kept) results.push_back(k->result);
+
+  Json metadata = {{"name", kPolicyReportName},
+                   {"namespace", namespace_},
+                   {"labels", {{"app.kubernetes.io/managed-by", "gpu-admission"}}}};
+  const size_t all = dropped_ + total_kept;
+  if (results.size() < all)
+    metadata["annotations"] = {{"gpu-admission.io/results-truncated",
+                                std::to_string(results.size()) + " of " + std::to_string(all) + " results listed"}};
+  return {{"apiVersion", "wgpolicyk8s.io/v1alpha2"},
+          {"kind", "PolicyReport"},
+          {"metadata", metadata},
+          {"summary", {{"pass", pass_}, {"fail", fail_}, {"warn", warn_}, {"error", error_}, {"skip", skip_}}},
+          {"results", results}};
+}
+
+Json policy_report(std::string_view namespace_name, const std::vector<ReportSubject>& subjects,
+                   const PolicyReportOptions& options) {
+  PolicyReportBuilder builder(std::string(namespace_name), options);
+  for (const auto& s : subjects) builder.add(s);
+  return builder.build();
+}
+
+}  // namespace gpu_admission::webhook

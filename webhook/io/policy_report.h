@@ -1,0 +1,77 @@
+// PolicyReports (wgpolicyk8s.io/v1alpha2, the Kubernetes policy working group's report format)
+// from judged objects: one report per namespace, named `gpu-admission`, with a `summary` and
+// the `results` of its fail and warn findings. Used by `check -o policyreport` and meant for an
+// `audit` command that judges the cluster's objects page by page: the builder keeps at most
+// `max_results` results and counts the rest, so memory does not grow with the namespace.
+//
+// Counting (docs/design.md):
+// - fail: deny findings; warn: warn and audit findings (an audit finding is a violation that
+//   was admitted and recorded; `properties.action` says which it was). fail + warn is the number
+//   of results before the cap.
+// - pass: judged objects without any result; skip: objects exempt from the policy (exempt
+//   namespace or username); error: objects that could not be judged (they have no result).
+// - severity: `high` for a deny finding of a security rule (privileged, host-namespaces,
+//   gpu-device-access, mps-adversarial, gpu-sharing), `medium` for every other result.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/base/json.h"
+#include "policy/evaluation/decision.h"
+
+namespace gpu_admission::webhook {
+
+inline constexpr size_t kPolicyReportMaxResults = 1000;
+inline constexpr std::string_view kPolicyReportName = "gpu-admission";
+
+// One judged object of the namespace: the object a person edits (a workload with several
+// templates is one subject with the findings of all of them).
+struct ReportSubject {
+  enum class State : uint8_t { Judged, Exempt, Error };
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;  // empty when unknown (files without metadata.uid)
+  State state = State::Judged;
+  std::vector<policy::Finding> findings;
+};
+
+struct PolicyReportOptions {
+  size_t max_results = kPolicyReportMaxResults;
+  bool only_fail = false;                     // results of deny findings only (the summary counts all)
+  std::optional<int64_t> timestamp_seconds;   // on every result when set (offline `check` leaves it out)
+};
+
+class PolicyReportBuilder {
+ public:
+  explicit PolicyReportBuilder(std::string namespace_name, PolicyReportOptions options = {});
+
+  void add(const ReportSubject& subject);
+  // The PolicyReport object (apiVersion, kind, metadata, summary, results).
+  Json build() const;
+
+  const std::string& namespace_name() const { return namespace_; }
+
+ private:
+  struct Kept {
+    size_t sequence;
+    Json result;
+  };
+  void keep(std::vector<Kept>& list, Json result);
+
+  std::string namespace_;
+  PolicyReportOptions options_;
+  size_t pass_ = 0, fail_ = 0, warn_ = 0, error_ = 0, skip_ = 0;
+  size_t sequence_ = 0, dropped_ = 0;
+  std::vector<Kept> fails_, warns_;  // each at most max_results; fails win when cut
+};
+
+// The report of one namespace from its judged objects.
+Json policy_report(std::string_view namespace_name, const std::vector<ReportSubject>& subjects,
+                   const PolicyReportOptions& options = {});
+
+}  // namespace gpu_admission::webhook
