@@ -26,15 +26,19 @@ Json result_json(const OfflineResult& r) {
   Json violations = Json::array();
   Json warnings = Json::array();
   for (const auto& f : r.decision.findings) {
-    violations.push_back({{"rule", std::string(policy::name_of(f.rule))},
-                          {"action", std::string(policy::name_of(f.action))},
-                          {"message", f.message},
-                          {"field", f.field}});
+    Json violation = {{"rule", std::string(policy::name_of(f.rule))},
+                      {"action", std::string(policy::name_of(f.action))},
+                      {"message", f.message},
+                      {"field", f.field}};
+    if (f.excepted()) violation["exception"] = std::string(f.exception);  // action: what it would have been
+    violations.push_back(std::move(violation));
     if (label_of(f) == FindingLabel::Warn) warnings.push_back("[" + std::string(policy::name_of(f.rule)) + "] " + f.message);
   }
   out["violations"] = violations;
   out["warnings"] = warnings;
   out["patch"] = r.patch;
+  if (!r.decision.withheld_patch.empty()) out["withheldPatch"] = policy::patch_to_json(r.decision.withheld_patch);
+  if (!r.decision.notices.empty()) out["notices"] = r.decision.notices;
   out["object"] = r.mutated.is_null() ? Json::object() : r.mutated;
   out["source"] = r.source;
   out["exempt"] = r.decision.exempt;

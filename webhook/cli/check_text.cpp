@@ -27,6 +27,7 @@ constexpr std::array<LabelStyle, kFindingLabelCount> kLabelStyles = {{
     {FindingLabel::Deny, kRed},
     {FindingLabel::Warn, kYellow},
     {FindingLabel::Audit, kCyan},
+    {FindingLabel::Excepted, kCyan},
 }};
 
 std::string paint(std::string_view text, std::string_view colour, bool on) {
@@ -39,7 +40,7 @@ std::string paint(std::string_view text, std::string_view colour, bool on) {
 
 std::string label_text(FindingLabel label, bool colour) {
   std::string name(name_of(label));
-  name.resize(5, ' ');  // "deny ", "warn ", "audit": the messages line up
+  if (name.size() < 5) name.resize(5, ' ');  // "deny ", "warn ", "audit": the messages line up
   for (const auto& style : kLabelStyles)
     if (style.label == label) return paint(name, style.colour, colour);
   return name;
@@ -90,9 +91,17 @@ void print_evaluated(const OfflineResult& r, const CheckPrintOptions& options) {
   for (const auto& f : d.findings) {
     std::printf("  %s [%s] %s\n", label_text(label_of(f), options.colour).c_str(),
                 std::string(policy::name_of(f.rule)).c_str(), f.message.c_str());
+    if (f.excepted())
+      std::printf("        by exception %.*s (would %s)\n", static_cast<int>(f.exception.size()), f.exception.data(),
+                  std::string(policy::name_of(f.action)).c_str());
     std::printf("        at %s\n", f.field.c_str());
   }
   print_patch(d.patch);
+  if (!d.withheld_patch.empty()) {
+    std::printf("  not applied (enforcement audit):\n");
+    print_patch(d.withheld_patch);
+  }
+  for (const auto& notice : d.notices) std::printf("  %s%s\n", d.withheld_patch.empty() ? "" : "would have ", notice.c_str());
   std::printf("\n");
 }
 

@@ -32,10 +32,11 @@ struct RuleSetExpectation {
   std::optional<std::set<std::string>> TestExpectation::*expected;
   FindingLabel label;
 };
-constexpr std::array<RuleSetExpectation, 3> kRuleSetExpectations = {{
+constexpr std::array<RuleSetExpectation, 4> kRuleSetExpectations = {{
     {"denied", &TestExpectation::denied, FindingLabel::Deny},
     {"warned", &TestExpectation::warned, FindingLabel::Warn},
     {"audited", &TestExpectation::audited, FindingLabel::Audit},
+    {"excepted", &TestExpectation::excepted, FindingLabel::Excepted},
 }};
 
 void compare_messages(const TestExpectation& e, const policy::Decision& d, std::vector<std::string>& failures) {

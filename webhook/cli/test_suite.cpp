@@ -208,8 +208,8 @@ struct CaseReader {
     }
     const Json& e = c["expect"];
     const std::string ep = cp + ".expect";
-    r.check_fields(e, ep, {"allowed", "denied", "warned", "audited", "messages", "labels", "nodeSelector", "resources",
-                           "patched"});
+    r.check_fields(e, ep, {"allowed", "denied", "warned", "audited", "excepted", "messages", "labels", "nodeSelector",
+                           "resources", "patched"});
     if (e.contains("allowed")) {
       if (!e["allowed"].is_boolean()) r.error(ep + ".allowed", "must be true or false");
       else tc.expect.allowed = e["allowed"].get<bool>();
@@ -217,6 +217,7 @@ struct CaseReader {
     if (e.contains("denied")) tc.expect.denied = r.rule_set(e["denied"], ep + ".denied");
     if (e.contains("warned")) tc.expect.warned = r.rule_set(e["warned"], ep + ".warned");
     if (e.contains("audited")) tc.expect.audited = r.rule_set(e["audited"], ep + ".audited");
+    if (e.contains("excepted")) tc.expect.excepted = r.rule_set(e["excepted"], ep + ".excepted");
     if (e.contains("messages")) messages(e["messages"], ep + ".messages", tc);
     if (e.contains("patched")) patched(e["patched"], ep + ".patched", tc);
     if (e.contains("labels")) tc.expect.labels = r.string_map(e["labels"], ep + ".labels");

@@ -25,6 +25,7 @@ struct TestExpectation {
   std::optional<std::set<std::string>> denied;
   std::optional<std::set<std::string>> warned;
   std::optional<std::set<std::string>> audited;
+  std::optional<std::set<std::string>> excepted;  // rules an exception turned off for the object
   std::vector<MessagePattern> messages;  // each must match (search) some finding's message
   std::optional<std::map<std::string, std::string>> labels;
   std::optional<std::map<std::string, std::string>> node_selector;

@@ -20,16 +20,19 @@ constexpr std::array<RuleId, 5> kSecurityRules = {RuleId::Privileged, RuleId::Ho
                                                   RuleId::MpsAdversarial, RuleId::GpuSharing};
 
 // What a label becomes in a report. An audit finding is a violation that was admitted and
-// recorded: a warning in the report's terms.
+// recorded: a warning in the report's terms. An excepted one was not judged, by the policy's
+// own choice: a skip (its properties name the exception).
 struct LabelRow {
   FindingLabel label;
-  std::string_view result;  // "fail" or "warn"
-  bool fails;               // counts in summary.fail (else summary.warn)
+  std::string_view result;  // "fail", "warn" or "skip"
+  bool fails;               // counts in summary.fail
+  bool skips;               // counts in summary.skip (neither: summary.warn)
 };
 constexpr std::array<LabelRow, kFindingLabelCount> kLabelRows = {{
-    {FindingLabel::Deny, "fail", true},
-    {FindingLabel::Warn, "warn", false},
-    {FindingLabel::Audit, "warn", false},
+    {FindingLabel::Deny, "fail", true, false},
+    {FindingLabel::Warn, "warn", false, false},
+    {FindingLabel::Audit, "warn", false, false},
+    {FindingLabel::Excepted, "skip", false, true},
 }};
 
 const LabelRow& row_of(FindingLabel label) {
@@ -77,7 +80,7 @@ void PolicyReportBuilder::add(const ReportSubject& subject) {
   for (const auto& f : subject.findings) {
     const FindingLabel label = label_of(f);
     const LabelRow& row = row_of(label);
-    (row.fails ? fail_ : warn_)++;
+    (row.fails ? fail_ : row.skips ? skip_ : warn_)++;
     if (options_.only_fail && !row.fails) continue;
     Json result = {{"policy", kPolicyReportName},
                    {"rule", std::string(policy::name_of(f.rule))},
@@ -88,6 +91,7 @@ void PolicyReportBuilder::add(const ReportSubject& subject) {
                    {"scored", true},
                    {"resources", Json::array({resource_of(subject, namespace_)})},
                    {"properties", {{"field", f.field}, {"action", std::string(name_of(label))}}}};
+    if (f.excepted()) result["properties"]["exception"] = std::string(f.exception);
     if (options_.timestamp_seconds) result["timestamp"] = {{"seconds", *options_.timestamp_seconds}, {"nanos", 0}};
     keep(row.fails ? fails_ : warns_, std::move(result));
   }
