@@ -1,6 +1,8 @@
 // webhook/ops/ -- operating the webhook, the gpu_webhook_ops library: metrics (this file, the
-// folder's main header), JSON-lines logging (logger.h), hot-reload triggers for files and
-// signals (file_watcher.h) and the holder of the policy in force (policy_holder.h). Used by
+// folder's main header; metrics_internal.h inside it), JSON-lines logging (logger.h) with the
+// kinds of request error (request_errors.h) reported to both (error_report.h), what the binary
+// is (build_info.h), hot-reload triggers for files and signals (file_watcher.h) and the holder
+// of the policy in force (policy_holder.h). Used by
 // admission/, server/ and cli/; code here includes only policy/ (and the standard library,
 // prometheus-cpp), never another webhook/ folder.
 //
