@@ -10,6 +10,7 @@
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
 #include "webhook/ops/build_info.h"
+#include "webhook/ops/logger.h"
 
 namespace {
 
@@ -86,7 +87,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu-admission: unknown command \"%s\"\n\n%s", argv[1], kUsage);
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpu-admission %s: internal error: %s\n", argv[1], e.what());
+    // serve speaks JSON lines on stderr, even here; the other commands talk to people.
+    if (command == "serve") Logger(LogLevel::Error).error(std::string("gpu-admission serve: internal error: ") + e.what(),
+                                                          {{"exit_code", 2}});
+    else std::fprintf(stderr, "gpu-admission %s: internal error: %s\n", argv[1], e.what());
     return 2;
   }
 }
