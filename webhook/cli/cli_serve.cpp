@@ -79,6 +79,13 @@ int startup_error(const std::string& message, int exit_code, Json fields = Json:
   return exit_code;
 }
 
+// A policy's problems, one "file:line:col: severity: message" per entry.
+Json issue_lines(const PolicyLoad& load) {
+  Json lines = Json::array();
+  for (const auto& issue : load.issues) lines.push_back(policy::format_issue(issue, load.source));
+  return lines;
+}
+
 int usage_error(const std::string& message) {
   return startup_error(message + "; run `gpu-admission serve --help` for usage", 2, {{"error", message}});
 }
@@ -208,7 +215,7 @@ class Reloader {
     if (!load.ok()) {
       metrics_.count_policy_reload(false);
       logger_.error("policy reload failed; keeping the previous policy",
-                    {{"source", load.source}, {"trigger", trigger}, {"errors", load.report()}});
+                    {{"source", load.source}, {"trigger", trigger}, {"errors", issue_lines(load)}});
       return;
     }
     metrics_.set_policy(*load.policy);
@@ -279,9 +286,7 @@ struct TerminationRequest {
 PolicyLoad load_initial_policy(const ServeOptions& options, Logger& logger) {
   PolicyLoad load = load_policy_file(options.policy_path);
   if (!load.ok()) {
-    Json errors = Json::array();
-    for (const auto& issue : load.issues) errors.push_back(policy::format_issue(issue, load.source));
-    startup_error("cannot use the policy " + load.source, 2, {{"source", load.source}, {"errors", errors}});
+    startup_error("cannot use the policy " + load.source, 2, {{"source", load.source}, {"errors", issue_lines(load)}});
   } else if (!load.issues.empty()) {
     logger.warn("policy warnings", {{"source", load.source}, {"warnings", load.report()}});
   }

@@ -321,8 +321,7 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
                                                        bool peer_finished) {
   if (frame.state == RequestFrame::State::Invalid) {
     if (metrics_ != nullptr) metrics_->count_http_error(frame.error_status);
-    report_request_error(metrics_, logger_, request_error_for_status(frame.error_status), frame.error,
-                         [&] {
+    report_request_error(metrics_, logger_, request_error_for_status(frame.error_status), frame.error, [&] {
       return Json{{"status", frame.error_status}, {"listener", config_.name}, {"remote", remote_of(connection)}};
     });
     connection.output = canned_response(frame.error_status, frame.error);
