@@ -2,7 +2,7 @@
 # gpu-admission container image: built on Debian 12 (bookworm), run on debian:12-slim with only
 # the shared libraries the binary links against, as a non-root user.
 #
-#   docker build -t gpu-admission:0.1.0 .
+#   docker build -t gpu-admission:0.1.0 --build-arg GPU_ADMISSION_COMMIT=$(git rev-parse --short=12 HEAD) .
 #   docker run --rm gpu-admission:0.1.0 version
 #
 # The chart (charts/gpu-admission) runs it with a read-only root filesystem as UID/GID 65532.
@@ -19,9 +19,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
+# The git commit `version` and gpu_admission_build_info report (.git is not in the build context):
+#   docker build --build-arg GPU_ADMISSION_COMMIT=$(git rev-parse --short=12 HEAD) .
+ARG GPU_ADMISSION_COMMIT=unknown
 # A profile-guided release build: instrumented, trained on the benchmark's reviews, built again
 # (scripts/build-pgo.sh; about 10% more requests/s than a plain -O3 build, bench/README.md).
-RUN scripts/build-pgo.sh /build \
+RUN scripts/build-pgo.sh /build -DGPU_ADMISSION_COMMIT="${GPU_ADMISSION_COMMIT}" \
  && strip --strip-unneeded /build/gpu-admission \
  && /build/gpu-admission version
 

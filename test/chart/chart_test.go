@@ -1454,8 +1454,8 @@ func TestMonitoring(t *testing.T) {
 		exprs = append(exprs, str(r, "expr"))
 	}
 	joined := strings.Join(exprs, "\n")
-	for _, metric := range []string{"gpu_admission_policy_reloads_total", "gpu_admission_tls_certificate_expiry_timestamp_seconds",
-		"gpu_admission_request_duration_seconds_bucket", "gpu_admission_requests_total", `up{job="gpu-admission", namespace="gpu-admission"}`} {
+	for _, metric := range []string{"gpu_admission_policy_last_reload_success", "gpu_admission_tls_certificate_expiry_timestamp_seconds",
+		"gpu_admission_request_duration_seconds_bucket", "gpu_admission_request_errors_total", `up{job="gpu-admission", namespace="gpu-admission"}`} {
 		if !strings.Contains(joined, metric) {
 			t.Errorf("no alert uses %s", metric)
 		}

@@ -7,7 +7,8 @@
 #   test/chart/run.sh template ...    print the manifests like `helm template` (flags: main.go)
 #   test/chart/run.sh deploy          regenerate deploy/{gpu-admission,policy-configmap,webhooks}.yaml
 #
-# Needs: apt-get install golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
+# Needs: apt-get install golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev, and
+# promtool (apt-get install prometheus) for the alert rule tests
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 gopath=${CHART_TEST_GOPATH:-/usr/share/gocode}

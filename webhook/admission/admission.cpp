@@ -4,7 +4,9 @@
 
 #include "policy/decoding/pod_decoder.h"
 #include "webhook/admission/admission_review.h"
+#include "webhook/admission/decision_log.h"
 #include "webhook/io/clock.h"
+#include "webhook/ops/error_report.h"
 
 namespace gpu_admission::webhook {
 namespace {
@@ -99,6 +101,7 @@ struct AdmissionService::Exchange {
   AdmissionRequest request;
   AdmissionResponse response;
   Decision* decision = nullptr;
+  TenantLabel tenant;  // of the decision, once there is one ("none" until then)
 };
 
 HttpReply AdmissionService::handle(Endpoint endpoint, std::string_view body, bool padded, std::string spare,
@@ -134,17 +137,20 @@ HttpReply AdmissionService::serve(Exchange& x) const {
     x.response.code = 500;
     x.response.reason = "InternalError";
     x.response.message = "gpu-admission has no policy loaded";
+    report_error(x, RequestErrorKind::EvaluationError, x.response.message);
     return reply_with(x, "error");
   }
   Scratch& s = scratch();
-  x.decision = &s.decision;
   if (auto err = decide(*policy, x, plan, target, s)) {
     x.response.allowed = false;
     x.response.code = 400;
     x.response.reason = "BadRequest";
     x.response.message = err->message();
+    report_error(x, RequestErrorKind::UnreadableObject, x.response.message);
     return reply_with(x, "error");
   }
+  x.decision = &s.decision;
+  if (const policy::Tenant* tenant = s.decision.tenant) x.tenant = {tenant->index, tenant->name};
 
   // Answer.
   if (s.decision.exempt) {
@@ -187,9 +193,11 @@ std::optional<HttpReply> AdmissionService::read(Exchange& x, const policy::Compi
   std::optional<HttpReply> refused;
   EagerViews eager{&s.review.pod, &s.review.old_pod, {}};
   if (policy) eager.policy_env_vars = policy->gpu_env_vars();
-  if (auto bad = s.reader.read(x.body, x.request, eager, x.body_padded)) refused = http_error(bad->http_status, bad->message);
+  const std::optional<RequestError> bad = s.reader.read(x.body, x.request, eager, x.body_padded);
+  if (bad) refused = http_error(bad->http_status, bad->message);
   if (refused) {
     if (metrics_) metrics_->count_http_error(refused->status);
+    report_error(x, request_error_for_status(refused->status), bad->message);
     count_request(x, "error");
     return refused;
   }
@@ -204,16 +212,21 @@ HttpReply AdmissionService::answer_mutate(Exchange& x) const {
   if (!decision.withheld_patch.empty()) add_withheld_annotation(x.response, decision);
   else
     for (const auto& notice : decision.notices) x.response.warnings.push_back(warning_text(notice));
-  if (metrics_) {
+  if (metrics_ && decision.withheld_patch.empty()) {  // counted when applied
     for (size_t i = 0; i < policy::kMutationCount; ++i)
       if (decision.mutated[i]) metrics_->count_mutation(static_cast<policy::MutationId>(i));
   }
-  if (logger_ && !decision.patch.empty() && logger_->enabled(LogLevel::Debug)) {
-    const auto& req = x.request;
-    logger_->debug("patched", {{"uid", std::string(req.uid)}, {"namespace", std::string(req.namespace_name)},
-                               {"name", object_name(x)}, {"kind", std::string(req.kind)},
-                               {"operation", std::string(req.operation)},
-                               {"patch", policy::patch_to_json(decision.patch)}});
+  if (logger_ && !decision.withheld_patch.empty()) {
+    // Under enforcement audit: what would have been patched, for the operator deciding to enforce.
+    Json fields = request_log_fields(x.request, object_name(x));
+    fields["tenant"] = decision.tenant ? decision.tenant->name : "none";
+    fields["patch"] = policy::patch_to_json(decision.withheld_patch);
+    if (!decision.notices.empty()) fields["notices"] = decision.notices;
+    logger_->info("mutations withheld (enforcement audit)", fields);
+  } else if (logger_ && !decision.patch.empty() && logger_->enabled(LogLevel::Debug)) {
+    Json fields = request_log_fields(x.request, object_name(x));
+    fields["patch"] = policy::patch_to_json(decision.patch);
+    logger_->debug("patched", fields);
   }
   return reply_with(x, decision.patch.empty() ? "allowed" : "patched");
 }
@@ -228,38 +241,33 @@ HttpReply AdmissionService::answer_validate(Exchange& x) const {
     response.message = join_messages(decision, Action::Deny);
   }
   for (const auto& f : decision.findings) {
-    if (metrics_) metrics_->count_rule_result(f.rule, f.action);
+    if (metrics_) {
+      if (f.excepted()) metrics_->exception_applied(f.exception, policy::name_of(f.rule));
+      else metrics_->count_rule_result(f.rule, f.action, x.tenant);
+    }
     if (f.excepted()) add_audit_annotation(response, f);
     else if (f.action == Action::Warn) response.warnings.push_back(warning_text(rule_message(f)));
     else if (f.action == Action::Audit) add_audit_annotation(response, f);
   }
-  log_findings(x);
+  if (logger_ && !decision.findings.empty()) log_decision(*logger_, x.request, object_name(x), decision);
   return reply_with(x, !decision.allowed ? "denied" : decision.has(Action::Warn) ? "warned" : "allowed");
 }
 
-void AdmissionService::log_findings(const Exchange& x) const {
-  const Decision& decision = *x.decision;
-  if (!logger_ || decision.findings.empty()) return;
-  Json rules = Json::array();
-  for (const auto& f : decision.findings) {
-    rules.push_back({{"rule", std::string(policy::name_of(f.rule))}, {"action", std::string(policy::name_of(f.action))},
-                     {"field", f.field}});
-  }
-  const auto& req = x.request;
-  logger_->log(decision.allowed ? LogLevel::Info : LogLevel::Warn, decision.allowed ? "admitted with findings" : "denied",
-               {{"uid", std::string(req.uid)},
-                {"namespace", std::string(req.namespace_name)},
-                {"name", object_name(x)},
-                {"kind", std::string(req.kind)},
-                {"operation", std::string(req.operation)},
-                {"dryRun", req.dry_run},
-                {"rules", rules}});
+// A request answered with an error: counted and logged (rate limited per kind) with what is known
+// of the request by then.
+void AdmissionService::report_error(const Exchange& x, RequestErrorKind kind, std::string_view reason) const {
+  report_request_error(metrics_, logger_, kind, reason, [&] {
+    Json fields = request_log_fields(x.request, object_name(x));
+    fields["endpoint"] = endpoint_name(x.endpoint);
+    return fields;
+  });
 }
 
 void AdmissionService::count_request(const Exchange& x, std::string_view decision) const {
   if (!metrics_) return;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - x.started).count();
-  metrics_->observe_request(endpoint_name(x.endpoint), x.operation, x.kind_name, decision, seconds);
+  metrics_->observe_request(endpoint_name(x.endpoint), x.operation, x.kind_name, decision, seconds, x.tenant,
+                            x.request.dry_run);
 }
 
 // Encodes the AdmissionReview response and counts the request under `decision`.
@@ -273,16 +281,16 @@ HttpReply AdmissionService::reply_with(Exchange& x, std::string_view decision) c
 
 // The object's name for logs: what this request's object was decoded as (metadata.name, else
 // generateName), else the request's name.
-std::string AdmissionService::object_name(const Exchange& x) const {
+std::string_view AdmissionService::object_name(const Exchange& x) const {
   const std::string_view name = scratch().review.object_name;
-  return std::string(name.empty() ? x.request.name : name);
+  return name.empty() ? x.request.name : name;
 }
 
 HttpReply AdmissionService::internal_error(Exchange& x, const char* what) const noexcept {
   // Fail closed: the request is refused with code 500, and the server keeps serving.
   try {
     if (metrics_) metrics_->count_internal_error();
-    if (logger_) logger_->error("internal error while evaluating", {{"uid", std::string(x.request.uid)}, {"error", what}});
+    report_error(x, RequestErrorKind::EvaluationError, std::string("internal error: ") + what);
     x.response = AdmissionResponse{};
     x.response.uid = x.request.uid;
     x.response.allowed = false;

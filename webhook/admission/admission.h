@@ -6,7 +6,8 @@
 // (parse, refuse ambiguous JSON, decode the envelope), decide (review_decision.cpp) and answer
 // (the response, metrics and logs). Decoding uses simdjson; the response is written directly as
 // JSON text. Never throws: an internal error answers allowed=false with code 500 (fail closed)
-// and is logged and counted.
+// and is logged and counted. Decisions with findings are logged by decision_log.h; every
+// request answered with an error is counted and logged, rate limited (ops/error_report.h).
 #pragma once
 
 #include <chrono>
@@ -65,10 +66,10 @@ class AdmissionService {
   std::optional<HttpReply> read(Exchange& x, const policy::CompiledPolicy* policy) const;
   HttpReply answer_mutate(Exchange& x) const;
   HttpReply answer_validate(Exchange& x) const;
-  void log_findings(const Exchange& x) const;
+  void report_error(const Exchange& x, RequestErrorKind kind, std::string_view reason) const;
   HttpReply reply_with(Exchange& x, std::string_view decision) const;
   void count_request(const Exchange& x, std::string_view decision) const;
-  std::string object_name(const Exchange& x) const;
+  std::string_view object_name(const Exchange& x) const;
   HttpReply internal_error(Exchange& x, const char* what) const noexcept;
 
   const PolicyHolder& policies_;

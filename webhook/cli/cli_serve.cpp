@@ -5,6 +5,8 @@
 // answered, and the process exits 0 within the grace period (a second signal cuts it short).
 // With cluster state on (--cluster), namespace labels and DRA claims come from the API
 // server's list + watch, and readyz waits for the first complete list of each resource.
+// Everything serve says goes to stderr as JSON lines, start-up errors included (their msg keeps
+// the human-readable text; the exit codes are those of the help text).
 #include <signal.h>
 
 #include <cerrno>
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "certs/certs.h"
+#include "policy/base/source.h"
 #include "webhook/admission/admission.h"
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
@@ -25,6 +28,7 @@
 #include "webhook/ops/file_watcher.h"
 #include "webhook/server/https_server.h"
 #include "webhook/ops/logger.h"
+#include "webhook/ops/build_info.h"
 #include "webhook/ops/metrics.h"
 #include "webhook/io/policy_file.h"
 #include "webhook/ops/policy_holder.h"
@@ -71,9 +75,23 @@ Exit codes: 0 stopped by a signal, 1 could not serve (e.g. port in use), 2 bad f
 unreadable certificate or invalid policy.
 )";
 
+// A start-up error: one JSON line on stderr at level error, whatever --log-level says, with the
+// exit code it ends the process with. Returns that code.
+int startup_error(const std::string& message, int exit_code, Json fields = Json::object()) {
+  fields["exit_code"] = exit_code;
+  Logger(LogLevel::Error).error("gpu-admission serve: " + message, fields);
+  return exit_code;
+}
+
+// A policy's problems, one "file:line:col: severity: message" per entry.
+Json issue_lines(const PolicyLoad& load) {
+  Json lines = Json::array();
+  for (const auto& issue : load.issues) lines.push_back(policy::format_issue(issue, load.source));
+  return lines;
+}
+
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "gpu-admission serve: %s\nRun `gpu-admission serve --help` for usage.\n", message.c_str());
-  return 2;
+  return startup_error(message + "; run `gpu-admission serve --help` for usage", 2, {{"error", message}});
 }
 
 struct ServeOptions {
@@ -171,8 +189,7 @@ std::unique_ptr<cluster::ClusterState> start_cluster_state(const ServeOptions& o
                                                            Logger& logger, int& exit_code) {
   cluster::ClusterConfigChoice choice = cluster::choose_cluster_config(options.cluster_mode, options.kubeconfig_path);
   if (!choice.error.empty()) {
-    std::fprintf(stderr, "gpu-admission serve: cluster state: %s\n", choice.error.c_str());
-    exit_code = 2;
+    exit_code = startup_error("cluster state: " + choice.error, 2, {{"error", choice.error}});
     return nullptr;
   }
   if (!choice.config) {
@@ -186,8 +203,7 @@ std::unique_ptr<cluster::ClusterState> start_cluster_state(const ServeOptions& o
   auto state = std::make_unique<cluster::ClusterState>(std::move(*choice.config), cluster::ClusterOptions{}, &metrics,
                                                        &logger);
   if (std::string error; !state->start(error)) {
-    std::fprintf(stderr, "gpu-admission serve: cluster state: %s\n", error.c_str());
-    exit_code = 2;
+    exit_code = startup_error("cluster state: " + error, 2, {{"error", error}, {"source", source}, {"server", server}});
     return nullptr;
   }
   logger.info("cluster state on: listing and watching namespaces, resourceclaims and resourceclaimtemplates; "
@@ -210,12 +226,12 @@ class Reloader {
     if (!load.ok()) {
       metrics_.count_policy_reload(false);
       logger_.error("policy reload failed; keeping the previous policy",
-                    {{"source", load.source}, {"trigger", trigger}, {"errors", load.report()}});
+                    {{"source", load.source}, {"trigger", trigger}, {"errors", issue_lines(load)}});
       return;
     }
+    metrics_.set_policy(*load.policy);
     policies_.set(load.policy);
     metrics_.count_policy_reload(true);
-    metrics_.set_policy_info(load.policy->name(), load.policy->hash());
     Json fields = {{"source", load.source},
                    {"trigger", trigger},
                    {"policy", load.policy->name()},
@@ -282,8 +298,7 @@ struct TerminationRequest {
 PolicyLoad load_initial_policy(const ServeOptions& options, Logger& logger) {
   PolicyLoad load = load_policy_file(options.policy_path, {unix_now(), options.policy_load.enforcement});
   if (!load.ok()) {
-    std::fputs(load.report().c_str(), stderr);
-    std::fprintf(stderr, "gpu-admission serve: cannot use the policy %s\n", load.source.c_str());
+    startup_error("cannot use the policy " + load.source, 2, {{"source", load.source}, {"errors", issue_lines(load)}});
   } else if (!load.issues.empty()) {
     logger.warn("policy warnings", {{"source", load.source}, {"warnings", load.report()}});
   }
@@ -297,15 +312,20 @@ TlsIdentityPtr load_initial_identity(const ServeOptions& options, Logger& logger
   TlsIdentityPtr identity;
   if (!options.cert_path.empty()) {
     exit_code = 2;
+    const Json files = {{"cert", options.cert_path}, {"key", options.key_path}};
     const certs::KeyPair pair = certs::load_key_pair(options.cert_path, options.key_path);
     if (!pair.ok()) {
-      std::fprintf(stderr, "gpu-admission serve: %s\n", pair.error.c_str());
+      Json fields = files;
+      fields["error"] = pair.error;
+      startup_error(pair.error, exit_code, fields);
       return nullptr;
     }
     identity = TlsIdentity::from_pem(pair.cert_pem, pair.key_pem, options.cert_path, error);
-    if (!identity)
-      std::fprintf(stderr, "gpu-admission serve: cannot use %s with %s: %s\n", options.cert_path.c_str(),
-                   options.key_path.c_str(), error.c_str());
+    if (!identity) {
+      Json fields = files;
+      fields["error"] = error;
+      startup_error("cannot use " + options.cert_path + " with " + options.key_path + ": " + error, exit_code, fields);
+    }
     return identity;
   }
   exit_code = 1;
@@ -313,7 +333,7 @@ TlsIdentityPtr load_initial_identity(const ServeOptions& options, Logger& logger
   if (pair.ok()) identity = TlsIdentity::from_pem(pair.cert_pem, pair.key_pem, kSelfSignedSource, error);
   else error = pair.error;
   if (!identity) {
-    std::fprintf(stderr, "gpu-admission serve: cannot generate a self-signed certificate: %s\n", error.c_str());
+    startup_error("cannot generate a self-signed certificate: " + error, exit_code, {{"error", error}});
     return nullptr;
   }
   logger.warn("no --tls-cert given: serving an in-memory self-signed ECDSA P-256 certificate for localhost "
@@ -335,6 +355,7 @@ void log_serving(Logger& logger, const ServeOptions& options, HttpsServer& serve
                  const TlsIdentity& identity) {
   logger.info("gpu-admission serving",
               {{"version", GPU_ADMISSION_VERSION},
+               {"commit", build_info().commit},
                {"listen", bound_address(options.server.listen, server.port())},
                {"metrics_listen", options.server.metrics_listen.empty()
                                       ? Json(nullptr)
@@ -410,8 +431,8 @@ int run_serve(const Args& args) {
 
   const PolicyLoad initial_policy = load_initial_policy(options, logger);
   if (!initial_policy.ok()) return 2;
+  metrics.set_policy(*initial_policy.policy);
   policies.set(initial_policy.policy);
-  metrics.set_policy_info(initial_policy.policy->name(), initial_policy.policy->hash());
   int exit_code = 0;
   TlsIdentityPtr identity = load_initial_identity(options, logger, exit_code);
   if (!identity) return exit_code;
@@ -429,10 +450,7 @@ int run_serve(const Args& args) {
   }
   HttpsServer server(options.server, admission, policies, &metrics, &logger);
   server.set_identity(identity);
-  if (std::string error; !server.start(error)) {
-    std::fprintf(stderr, "gpu-admission serve: %s\n", error.c_str());
-    return 1;
-  }
+  if (std::string error; !server.start(error)) return startup_error(error, 1, {{"error", error}});
   Reloader reloader(options, policies, server, metrics, logger);
   reloader_for_watcher = &reloader;
   log_serving(logger, options, server, initial_policy, *identity);

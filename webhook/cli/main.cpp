@@ -1,11 +1,16 @@
-// gpu-admission: one binary, one policy engine; subcommands serve, check, test, policy, certs.
+// gpu-admission: one binary, one policy engine; subcommands serve, check, test, policy, certs,
+// and version (what this binary is and how it was built).
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
 
+#include "policy/base/json.h"
+#include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
+#include "webhook/ops/build_info.h"
+#include "webhook/ops/logger.h"
 
 namespace {
 
@@ -20,11 +25,44 @@ Usage:
   gpu-admission policy lint [--strict] FILE|-
   gpu-admission policy show [--default|FILE]
   gpu-admission certs --service NAME --namespace NS [--out-dir DIR] [--days N] [--force]
-  gpu-admission version
+  gpu-admission version [--output text|json]
 
 Run `gpu-admission COMMAND --help` for the options of a command.
 Exit codes: 0 allowed / passed, 1 denied / failed, 2 unusable input.
 )";
+
+// `gpu-admission version [--output text|json]`: the version, the git commit and the build's flags.
+int run_version(const gpu_admission::webhook::Args& args) {
+  using namespace gpu_admission::webhook;
+  const ParsedArgs parsed = parse_args(args, {{"--output", "-o", true}});
+  const std::string output = parsed.get("--output", "text");
+  std::string error = parsed.error.value_or("");
+  if (error.empty() && !parsed.positional.empty()) error = "unexpected argument \"" + parsed.positional.front() + "\"";
+  if (error.empty() && output != "text" && output != "json") error = "--output must be text or json";
+  if (!error.empty()) {
+    std::fprintf(stderr, "gpu-admission version: %s\nUsage: gpu-admission version [--output text|json]\n", error.c_str());
+    return 2;
+  }
+  const BuildInfo& build = build_info();
+  struct Field {
+    const char* key;    // in JSON
+    const char* label;  // in text
+    std::string_view value;
+  };
+  const Field fields[] = {{"commit", "commit:", build.commit},         {"buildType", "build type:", build.build_type},
+                          {"compiler", "compiler:", build.compiler},   {"arch", "arch:", build.arch},
+                          {"sanitizers", "sanitizers:", build.sanitizers}, {"pgo", "pgo:", build.pgo}};
+  if (output == "json") {
+    gpu_admission::Json json = {{"version", build.version}};
+    for (const Field& field : fields) json[field.key] = field.value;
+    std::printf("%s\n", json.dump(2).c_str());
+    return 0;
+  }
+  std::printf("gpu-admission %.*s\n", static_cast<int>(build.version.size()), build.version.data());
+  for (const Field& field : fields)
+    std::printf("  %-12s %.*s\n", field.label, static_cast<int>(field.value.size()), field.value.data());
+  return 0;
+}
 
 }  // namespace
 
@@ -42,10 +80,7 @@ int main(int argc, char** argv) {
     if (command == "test") return run_test(args);
     if (command == "serve") return run_serve(args);
     if (command == "certs") return run_certs(args);
-    if (command == "version" || command == "--version") {
-      std::printf("gpu-admission %s\n", GPU_ADMISSION_VERSION);
-      return 0;
-    }
+    if (command == "version" || command == "--version") return run_version(args);
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -53,7 +88,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu-admission: unknown command \"%s\"\n\n%s", argv[1], kUsage);
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpu-admission %s: internal error: %s\n", argv[1], e.what());
+    // serve speaks JSON lines on stderr, even here; the other commands talk to people.
+    if (command == "serve") Logger(LogLevel::Error).error(std::string("gpu-admission serve: internal error: ") + e.what(),
+                                                          {{"exit_code", 2}});
+    else std::fprintf(stderr, "gpu-admission %s: internal error: %s\n", argv[1], e.what());
     return 2;
   }
 }

@@ -231,7 +231,8 @@ void ClusterState::Impl::discover() {
       return;
     }
     if (logger != nullptr)
-      logger->warn("cluster discovery failed; retrying", {{"error", result.describe()}});
+      logger->warn("cluster discovery failed; retrying",
+                   {{"endpoint", client.url("/apis/resource.k8s.io")}, {"error", result.describe()}});
     if (!wait(backoff)) return;
     backoff = std::min(backoff * 2, options.informer.max_backoff);
   }
@@ -346,6 +347,7 @@ const policy::ClaimView* ClusterState::Impl::fetch(policy::ClaimKind kind, std::
     remember_absent(absent_key);
   } else if (logger != nullptr) {
     logger->warn("cluster lookup failed", {{"resource", resource},
+                                           {"endpoint", client.url(path)},
                                            {"namespace", namespace_name},
                                            {"name", name},
                                            {"error", result.describe()}});
@@ -423,8 +425,8 @@ const policy::LabelPairs* ClusterState::Impl::labels_of(std::string_view namespa
     if (metrics != nullptr) metrics->count_cluster_lookup(kNamespaces, "absent");
     return nullptr;
   }
-  const std::optional<HttpResult> got =
-      get_object(kNamespaces, "/api/v1/namespaces/" + url_encode(namespace_name), deadline);
+  const std::string path = "/api/v1/namespaces/" + url_encode(namespace_name);
+  const std::optional<HttpResult> got = get_object(kNamespaces, path, deadline);
   if (!got) return nullptr;
   const char* outcome = "error";
   const policy::LabelPairs* found = nullptr;
@@ -441,7 +443,9 @@ const policy::LabelPairs* ClusterState::Impl::labels_of(std::string_view namespa
     outcome = "absent";
     remember_absent(absent_key);
   } else if (logger != nullptr) {
-    logger->warn("cluster lookup failed", {{"resource", kNamespaces}, {"name", namespace_name},
+    logger->warn("cluster lookup failed", {{"resource", kNamespaces},
+                                           {"endpoint", client.url(path)},
+                                           {"name", namespace_name},
                                            {"error", got->ok() ? "not a JSON object" : got->describe()}});
   }
   if (metrics != nullptr) metrics->count_cluster_lookup(kNamespaces, outcome);
@@ -451,8 +455,8 @@ const policy::LabelPairs* ClusterState::Impl::labels_of(std::string_view namespa
 // Pods are not cached: only a claim's allocation asks for one, by name, with one GET.
 policy::PodSource::Outcome ClusterState::Impl::pod_json(std::string_view namespace_name, std::string_view name,
                                                          std::string& out, Deadline deadline) {
-  const std::optional<HttpResult> got = get_object(
-      kPods, "/api/v1/namespaces/" + url_encode(namespace_name) + "/pods/" + url_encode(name), deadline);
+  const std::string path = "/api/v1/namespaces/" + url_encode(namespace_name) + "/pods/" + url_encode(name);
+  const std::optional<HttpResult> got = get_object(kPods, path, deadline);
   if (!got) {
     out = "no time left to ask the API server (the review's lookups are bounded by " +
           std::to_string(options.lookup_timeout.count()) + " ms in all)";
@@ -466,6 +470,12 @@ policy::PodSource::Outcome ClusterState::Impl::pod_json(std::string_view namespa
   }
   if (got->status == 404) return policy::PodSource::Outcome::NotFound;
   out = "the API server did not answer: " + got->describe();
+  if (logger != nullptr)
+    logger->warn("cluster lookup failed", {{"resource", kPods},
+                                           {"endpoint", client.url(path)},
+                                           {"namespace", namespace_name},
+                                           {"name", name},
+                                           {"error", got->describe()}});
   return policy::PodSource::Outcome::Error;
 }
 

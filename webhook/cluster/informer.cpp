@@ -56,6 +56,7 @@ void DecodeErrorLog::report(std::string_view namespace_name, std::string_view na
   logger_->warn("cluster object cannot be decoded; it is left out of the cluster state (lookups of it answer "
                 "not found), the watch goes on",
                 {{"resource", resource_},
+                 {"endpoint", endpoint_},
                  {"namespace", namespace_name},
                  {"name", name},
                  {"error", error},
@@ -71,7 +72,7 @@ Informer::Informer(std::string resource, std::string list_path, const KubeClient
       options_(options),
       metrics_(metrics),
       logger_(logger),
-      decode_errors_(resource_, options.log_throttle, metrics, logger) {}
+      decode_errors_(resource_, client.url(list_path_), options.log_throttle, metrics, logger) {}
 
 Informer::~Informer() { stop(); }
 
@@ -110,7 +111,11 @@ void Informer::count_restart(const char* reason, const std::string& detail) {
     return;
   }
   logger_->warn("cluster watch failed; serving on the last known state and retrying",
-                {{"resource", resource_}, {"reason", reason}, {"error", detail}, {"suppressed", suppressed_logs_}});
+                {{"resource", resource_},
+                 {"endpoint", failed_endpoint_},
+                 {"reason", reason},
+                 {"error", detail},
+                 {"suppressed", suppressed_logs_}});
   last_failure_log_ = now;
   suppressed_logs_ = 0;
 }
@@ -127,6 +132,7 @@ bool Informer::list(std::string& resource_version, std::string& detail, bool& ex
   while (!stopping()) {
     std::string path = list_path_ + "?limit=" + std::to_string(limit);
     if (!continue_token.empty()) path += "&continue=" + url_encode(continue_token);
+    failed_endpoint_ = client_.url(path);
     const HttpResult result = client_.get(path, options_.request_timeout, options_.max_page_bytes);
     if (result.status == 410 && !continue_token.empty() && ++continue_restarts <= kMaxContinueRestarts) {
       store_.begin_list();  // the continue token expired: list again from the start
@@ -139,7 +145,10 @@ bool Informer::list(std::string& resource_version, std::string& detail, bool& ex
       limit = std::max<size_t>(limit / 2, 1);
       if (logger_ != nullptr)
         logger_->warn("cluster list page too large; asking for fewer objects per page",
-                      {{"resource", resource_}, {"max_bytes", options_.max_page_bytes}, {"limit", limit}});
+                      {{"resource", resource_},
+                       {"endpoint", failed_endpoint_},
+                       {"max_bytes", options_.max_page_bytes},
+                       {"limit", limit}});
       continue;
     }
     if (!result.ok()) {
@@ -180,6 +189,7 @@ Informer::WatchEnd Informer::watch(std::string& resource_version, std::string& d
   const int timeout_seconds = spread(random);
   const std::string path = list_path_ + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
                            url_encode(resource_version) + "&timeoutSeconds=" + std::to_string(timeout_seconds);
+  failed_endpoint_ = client_.url(path);
   LineSplitter splitter;
   WatchEnd end = WatchEnd::Closed;
   const auto on_line = [&](std::string_view line) {

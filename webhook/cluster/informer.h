@@ -54,18 +54,24 @@ struct InformerOptions {
 // Objects of one resource that cannot be used (a list item or a watched object that is not a
 // JSON object, has no metadata.name or cannot be decoded, or a fetched claim that cannot): each
 // is counted in gpu_admission_cluster_decode_errors_total{resource} and logged as one JSON line
-// naming the resource, the object and the error, at most one line per `throttle` (the next line
-// says how many were not logged). Thread-safe: the informer's thread and admission's GET
+// naming the resource, the collection's URL (`endpoint`), the object and the error, at most one
+// line per `throttle` (the next line says how many were not logged). Thread-safe: the informer's thread and admission's GET
 // fallback both report.
 class DecodeErrorLog {
  public:
-  DecodeErrorLog(std::string resource, std::chrono::milliseconds throttle, Metrics* metrics, Logger* logger)
-      : resource_(std::move(resource)), throttle_(throttle), metrics_(metrics), logger_(logger) {}
+  DecodeErrorLog(std::string resource, std::string endpoint, std::chrono::milliseconds throttle, Metrics* metrics,
+                 Logger* logger)
+      : resource_(std::move(resource)),
+        endpoint_(std::move(endpoint)),
+        throttle_(throttle),
+        metrics_(metrics),
+        logger_(logger) {}
   void report(std::string_view namespace_name, std::string_view name, std::string_view error);
   unsigned long long count() const { return count_.load(); }
 
  private:
   const std::string resource_;
+  const std::string endpoint_;
   const std::chrono::milliseconds throttle_;
   Metrics* metrics_;
   Logger* logger_;
@@ -97,6 +103,7 @@ class Informer {
   void run();
   bool list(std::string& resource_version, std::string& detail, bool& expired);
   WatchEnd watch(std::string& resource_version, std::string& detail);
+  // Counts a restart and logs it (throttled) with the URL of the request that failed.
   void count_restart(const char* reason, const std::string& detail);
   void trim_parser();  // frees what the parser grew to for a large document
   bool pause(std::chrono::milliseconds duration);  // false when stopping
@@ -119,6 +126,7 @@ class Informer {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   std::thread thread_;
+  std::string failed_endpoint_;  // the URL of the last list page or watch asked for
   std::chrono::steady_clock::time_point last_failure_log_{};
   unsigned long long suppressed_logs_ = 0;
 };

@@ -54,6 +54,8 @@ class KubeClient {
   // Checks the CA bundle and client certificate; false with `error` set when unusable.
   bool init(std::string& error);
   const KubeConfig& config() const { return config_; }
+  // The full URL of `path`, for logs (endpoint_url).
+  std::string url(std::string_view path) const { return endpoint_url(config_, path); }
 
   // GET path (relative to the server URL's prefix), the whole exchange within `timeout`, at most
   // `max_body` bytes of body.

@@ -123,6 +123,16 @@ std::optional<std::string> decode_base64(std::string_view text) {
   return out;
 }
 
+std::string endpoint_url(const KubeConfig& config, std::string_view path) {
+  const bool ipv6 = config.host.find(':') != std::string::npos;
+  std::string url = "https://";
+  url += ipv6 ? "[" + config.host + "]" : config.host;
+  url += ':' + std::to_string(config.port);
+  url += config.path_prefix;
+  url += path;
+  return url;
+}
+
 bool parse_server_url(std::string_view url, KubeConfig& out, std::string& error) {
   constexpr std::string_view kScheme = "https://";
   if (url.substr(0, kScheme.size()) != kScheme) {

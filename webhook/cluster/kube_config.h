@@ -48,6 +48,10 @@ KubeConfigLoad parse_kubeconfig(std::string_view text, const std::string& path);
 // "https://host:port/prefix" -> host, port, prefix. Only https is accepted.
 bool parse_server_url(std::string_view url, KubeConfig& out, std::string& error);
 
+// The URL of `path` on the configured server ("https://10.0.0.1:443/api/v1/namespaces"), how
+// logs name the endpoint a cluster-state error came from.
+std::string endpoint_url(const KubeConfig& config, std::string_view path);
+
 // Standard base64 (padding optional, whitespace ignored); nullopt when invalid.
 std::optional<std::string> decode_base64(std::string_view text);
 

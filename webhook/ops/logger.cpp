@@ -1,6 +1,6 @@
 // JSON-lines logger (see logger.h): each call formats one object
 // {"time","level","msg",...fields} and writes it with a single write() so concurrent lines never
-// interleave. Logging never throws: any failure (bad UTF-8 is replaced, allocation failure,
+// interleave. Request errors pass a token bucket of their kind first. Logging never throws: any failure (bad UTF-8 is replaced, allocation failure,
 // a closed fd) drops the line.
 #include "webhook/ops/logger.h"
 
@@ -32,6 +32,9 @@ std::string utc_timestamp_now() {
   return text;
 }
 
+// Client errors are the caller's to fix (warn); server errors are the webhook's (error).
+LogLevel level_of(RequestErrorKind kind) { return info_of(kind).error_class == "server" ? LogLevel::Error : LogLevel::Warn; }
+
 bool is_reserved_key(std::string_view key) { return key == "time" || key == "level" || key == "msg"; }
 
 void write_all(int fd, const std::string& line) {
@@ -58,6 +61,30 @@ std::optional<LogLevel> parse_log_level(std::string_view text) {
   if (lower == "warn" || lower == "warning") return LogLevel::Warn;
   if (lower == "error") return LogLevel::Error;
   return std::nullopt;
+}
+
+void Logger::set_request_error_rate(double per_second, int burst) {
+  for (auto& bucket : error_buckets_) bucket.configure(per_second, burst);
+}
+
+bool Logger::admit(RequestErrorKind kind, uint64_t& suppressed) noexcept {
+  const size_t k = static_cast<size_t>(kind);
+  if (k >= kRequestErrorCount || !enabled(level_of(kind))) return false;
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  if (!error_buckets_[k].take(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count())) {
+    suppressed_[k].fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  suppressed = suppressed_[k].exchange(0, std::memory_order_relaxed);
+  return true;
+}
+
+void Logger::write_request_error(RequestErrorKind kind, std::string_view reason, uint64_t suppressed, const Json& fields) {
+  const RequestErrorInfo& info = info_of(kind);
+  Json line = {{"error", info.reason}, {"class", info.error_class}, {"reason", reason}, {"suppressed", suppressed}};
+  if (fields.is_object())
+    for (const auto& [key, value] : fields.items()) line[key] = value;
+  log(level_of(kind), info.message, line);
 }
 
 void Logger::log(LogLevel level, std::string_view msg, const Json& fields) {

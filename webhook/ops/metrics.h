@@ -1,12 +1,16 @@
 // webhook/ops/ -- operating the webhook, the gpu_webhook_ops library: metrics (this file, the
-// folder's main header), JSON-lines logging (logger.h), hot-reload triggers for files and
-// signals (file_watcher.h) and the holder of the policy in force (policy_holder.h). Used by
+// folder's main header; metrics_internal.h inside it), JSON-lines logging (logger.h) with the
+// kinds of request error (request_errors.h) reported to both (error_report.h), what the binary
+// is (build_info.h), hot-reload triggers for files and signals (file_watcher.h) and the holder
+// of the policy in force (policy_holder.h). Used by
 // admission/, server/ and cli/; code here includes only policy/ (and the standard library,
 // prometheus-cpp), never another webhook/ folder.
 //
-// Prometheus metrics of the webhook (names fixed by the product specification), on prometheus-cpp's registry. Families and
-// the label sets used on the hot path are created up front, so recording is lock-free counter
-// arithmetic; text exposition is served on the metrics port.
+// Prometheus metrics of the webhook (names fixed by the product specification), on prometheus-cpp's
+// registry. Label values are bounded: request fields map onto fixed vocabularies, tenants come
+// from the policy, exceptions are capped. A label set used on the hot path is registered on its
+// first use, after which recording is lock-free counter arithmetic; gpu_admission_build_info
+// {version,commit} is set at construction. Text exposition is served on the metrics port.
 #pragma once
 
 #include <memory>
@@ -14,8 +18,21 @@
 #include <string_view>
 
 #include "policy/base/ids.h"
+#include "webhook/ops/request_errors.h"
+
+namespace gpu_admission::policy {
+class CompiledPolicy;
+}
 
 namespace gpu_admission::webhook {
+
+// A request's tenant as a metric label: its index in the policy that judged it (Tenant::index)
+// and its name. The default, index -1, is no tenant (a namespace of no tenant, or a request that
+// was not evaluated): labelled "none".
+struct TenantLabel {
+  int index = -1;
+  std::string_view name;
+};
 
 class Metrics {
  public:
@@ -24,18 +41,28 @@ class Metrics {
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
-  // gpu_admission_requests_total{endpoint,operation,kind,decision} and
+  // gpu_admission_requests_total{endpoint,operation,kind,decision,tenant,dry_run} and
   // gpu_admission_request_duration_seconds{endpoint} (histogram).
-  // endpoint: validate|mutate; decision: allowed|denied|warned|patched|exempt|error.
+  // endpoint: validate|mutate; decision: allowed|denied|warned|patched|exempt|error;
+  // dry_run: true|false. Lock-free once a label set has been seen.
   void observe_request(std::string_view endpoint, std::string_view operation, std::string_view kind,
-                       std::string_view decision, double seconds);
-  // gpu_admission_rule_results_total{rule,action}
-  void count_rule_result(policy::RuleId rule, policy::Action action);
+                       std::string_view decision, double seconds, TenantLabel tenant = {}, bool dry_run = false);
+  // gpu_admission_rule_results_total{rule,action,tenant}
+  void count_rule_result(policy::RuleId rule, policy::Action action, TenantLabel tenant = {});
+  // gpu_admission_exceptions_applied_total{exception,rule}: a finding a policy exception turned
+  // off. Children are made on first use; past 1,000 distinct pairs, new ones are counted under
+  // exception="other".
+  void exception_applied(std::string_view exception, std::string_view rule);
   // gpu_admission_mutations_total{mutation}
   void count_mutation(policy::MutationId mutation);
   // gpu_admission_exemptions_total{by}  (by: namespace|username)
   void count_exemption(std::string_view by);
-  // gpu_admission_policy_reloads_total{result}  (result: success|failure)
+  // The policy now in force (at start-up and after each successful reload): policy_info{name,hash},
+  // the tenant label table (its tenants' names by index), policy_last_reload_success 1 and
+  // policy_last_reload_timestamp_seconds now.
+  void set_policy(const policy::CompiledPolicy& policy);
+  // gpu_admission_policy_reloads_total{result}  (result: success|failure); a failure also sets
+  // gpu_admission_policy_last_reload_success to 0 (the previous policy stays in force).
   void count_policy_reload(bool success);
   // gpu_admission_certificate_reloads_total{result}
   void count_certificate_reload(bool success);
@@ -47,6 +74,9 @@ class Metrics {
   void count_internal_error();
   // gpu_admission_http_errors_total{code}  (400, 413, 415, ...)
   void count_http_error(int code);
+  // gpu_admission_request_errors_total{class,reason}: a request answered with an error
+  // (request_errors.h); every class and reason is there at 0 from the start.
+  void count_request_error(RequestErrorKind error);
 
   // Cluster state (--cluster). resource: namespaces|resourceclaims|resourceclaimtemplates.
   // Creates every cluster series at 0 (called when cluster state is turned on).

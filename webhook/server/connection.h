@@ -41,6 +41,7 @@ using Clock = std::chrono::steady_clock;
 struct RequestContext {
   bool body_too_large = false;    // the body exceeds the limit and was not received
   bool close_after_response = false;
+  bool error_reported = false;  // an error answer already counted and logged (else the engine does)
 };
 // Set by the engine around each request it hands to httplib, on the thread answering it.
 inline thread_local constinit RequestContext* current_request = nullptr;

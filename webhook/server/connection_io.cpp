@@ -10,9 +10,34 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <optional>
+#include <string>
+
+#include "webhook/ops/error_report.h"
 
 namespace gpu_admission::webhook::detail {
+namespace {
+
+std::string remote_of(const Connection& c) { return c.remote_ip + ":" + std::to_string(c.remote_port); }
+
+// httplib answered a request it could not parse with an error of its own (400, 413, 414, 431):
+// counted and logged like the server's other error answers. The routes' own answers (probes,
+// the metrics listener's 404) are not request errors.
+void report_unparsed(const Connection& c, std::string_view response, const std::string& listener, Metrics* metrics,
+                     Logger* logger) {
+  constexpr std::string_view kStatusLine = "HTTP/1.1 ";
+  int status = 0;
+  if (response.size() < kStatusLine.size() + 3 || !response.starts_with(kStatusLine)) return;
+  std::from_chars(response.data() + kStatusLine.size(), response.data() + kStatusLine.size() + 3, status);
+  if (status != 400 && status != 413 && status != 414 && status != 431) return;
+  if (metrics != nullptr) metrics->count_http_error(status);
+  report_request_error(metrics, logger, request_error_for_status(status), "the request cannot be parsed as HTTP", [&] {
+    return Json{{"status", status}, {"listener", listener}, {"remote", remote_of(c)}};
+  });
+}
+
+}  // namespace
 
 void ConnectionEngine::serve(const ConnectionPtr& connection, int answered) {
   try {
@@ -144,6 +169,8 @@ bool ConnectionEngine::wait_for_rest(Connection& c, const RequestFrame& frame) {
   }
   if (buffered_bytes_.load() > config_.max_buffered_bytes) {
     if (metrics_ != nullptr) metrics_->count_http_error(503);
+    report_request_error(metrics_, logger_, RequestErrorKind::ServerBusy, "too many request bytes in flight",
+                         [&] { return Json{{"status", 503}, {"listener", config_.name}, {"remote", remote_of(c)}}; });
     queue_output(c, canned_response(503, "server busy: too many request bytes in flight"), AfterOutput::Linger);
     return true;
   }
@@ -294,6 +321,9 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
                                                        bool peer_finished) {
   if (frame.state == RequestFrame::State::Invalid) {
     if (metrics_ != nullptr) metrics_->count_http_error(frame.error_status);
+    report_request_error(metrics_, logger_, request_error_for_status(frame.error_status), frame.error, [&] {
+      return Json{{"status", frame.error_status}, {"listener", config_.name}, {"remote", remote_of(connection)}};
+    });
     connection.output = canned_response(frame.error_status, frame.error);
     return AfterAnswer::Close;
   }
@@ -334,6 +364,7 @@ ConnectionEngine::AfterAnswer ConnectionEngine::answer(Connection& connection, c
   ++connection.requests;
   connection.output = std::move(stream.output());
   if (connection.output.empty()) return AfterAnswer::Abort;
+  if (!context.error_reported) report_unparsed(connection, connection.output, config_.name, metrics_, logger_);
   if (!served || connection_closed || context.close_after_response || too_large || peer_finished || draining_)
     return AfterAnswer::Close;
   return AfterAnswer::KeepOpen;

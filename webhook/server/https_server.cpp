@@ -20,6 +20,7 @@
 #include "webhook/server/direct_path.h"
 #include "webhook/server/listen_socket.h"
 #include "webhook/server/tls_identity.h"
+#include "webhook/ops/error_report.h"
 
 namespace gpu_admission::webhook {
 
@@ -69,10 +70,18 @@ struct HttpsServer::Impl {
     if (tls_context != nullptr) SSL_CTX_free(tls_context);
   }
 
-  void reject(httplib::Response& res, int status, std::string_view reason) {
+  // An error answer on the main port: counted, and logged (rate limited) with its reason.
+  void reject(const httplib::Request& req, httplib::Response& res, int status, std::string_view reason) {
+    if (detail::current_request != nullptr) detail::current_request->error_reported = true;
     res.status = status;
     res.set_content(std::string(reason) + "\n", "text/plain");
     if (metrics != nullptr) metrics->count_http_error(status);
+    report_request_error(metrics, logger, request_error_for_status(status), reason, [&] {
+      return Json{{"status", status},
+                  {"method", req.method},
+                  {"path", req.path},
+                  {"remote", req.remote_addr + ":" + std::to_string(req.remote_port)}};
+    });
   }
 
   void set_up_main_routes();
@@ -145,10 +154,10 @@ void HttpsServer::Impl::handle_admission(Endpoint endpoint, const httplib::Reque
   RequestContext* context = current_request;
   if (context != nullptr && context->body_too_large) {
     context->close_after_response = true;
-    return reject(res, 413, "request body larger than " + std::to_string(options.max_body_bytes) + " bytes");
+    return reject(req, res, 413, "request body larger than " + std::to_string(options.max_body_bytes) + " bytes");
   }
   if (!is_json_content_type(req.get_header_value("Content-Type")))
-    return reject(res, 415, "Content-Type must be application/json");
+    return reject(req, res, 415, "Content-Type must be application/json");
   std::string body;
   const size_t announced = req.get_header_value<uint64_t>("Content-Length");
   body.reserve(std::min(announced, options.max_body_bytes));
@@ -163,10 +172,11 @@ void HttpsServer::Impl::handle_admission(Endpoint endpoint, const httplib::Reque
   });
   if (!complete) {
     if (context != nullptr) context->close_after_response = true;
-    if (too_large) return reject(res, 413, "request body larger than " + std::to_string(options.max_body_bytes) + " bytes");
-    return reject(res, 400, "cannot read the request body");
+    if (too_large) return reject(req, res, 413, "request body larger than " + std::to_string(options.max_body_bytes) + " bytes");
+    return reject(req, res, 400, "cannot read the request body");
   }
   HttpReply reply = admission.handle(endpoint, body);
+  if (context != nullptr && reply.status >= 400) context->error_reported = true;  // by the admission service
   res.status = reply.status;
   res.body = std::move(reply.body);
   res.set_header("Content-Type", reply.content_type);
@@ -178,16 +188,16 @@ void HttpsServer::Impl::set_up_main_routes() {
     const bool probe_path = req.path == "/healthz" || req.path == "/readyz";
     if (admission_path && req.method != "POST") {
       res.set_header("Allow", "POST");
-      reject(res, 405, "method not allowed; use POST");
+      reject(req, res, 405, "method not allowed; use POST");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (probe_path && req.method != "GET" && req.method != "HEAD") {
       res.set_header("Allow", "GET, HEAD");
-      reject(res, 405, "method not allowed; use GET");
+      reject(req, res, 405, "method not allowed; use GET");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!admission_path && !probe_path) {
-      reject(res, 404, "not found");
+      reject(req, res, 404, "not found");
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -218,8 +228,10 @@ void HttpsServer::Impl::set_up_main_routes() {
       what = e.what();
     } catch (...) {
     }
-    if (logger != nullptr) logger->error("request handler failed", {{"path", req.path}, {"error", what}});
     if (metrics != nullptr) metrics->count_internal_error();
+    if (current_request != nullptr) current_request->error_reported = true;
+    report_request_error(metrics, logger, RequestErrorKind::EvaluationError, "request handler failed: " + what,
+                         [&] { return Json{{"status", 500}, {"method", req.method}, {"path", req.path}}; });
     res.status = 500;
     res.set_content("internal error\n", "text/plain");
   });

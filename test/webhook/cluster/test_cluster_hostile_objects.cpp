@@ -395,6 +395,8 @@ TEST_CASE("cluster hostile: an undecodable object is logged, and a GET of it is 
   CHECK(decode_errors(cluster.metrics, "resourceclaims") == 2);
   const std::string log = cluster.log();
   CHECK(log.find(R"("resource":"resourceclaims")") != std::string::npos);
+  CHECK(log.find(R"("endpoint":"https://127.0.0.1:)" + std::to_string(cluster.server.port()) +
+                 R"(/apis/resource.k8s.io/v1/resourceclaims")") != std::string::npos);
   CHECK(log.find(R"("namespace":"team-5","name":"bad-count")") != std::string::npos);
   CHECK(log.find("spec.devices.requests[0].exactly.count: must be an integer of at least 1") != std::string::npos);
   CHECK(log.find("no metadata.name") != std::string::npos);

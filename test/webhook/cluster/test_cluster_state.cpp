@@ -4,6 +4,9 @@
 // going away (serving continues on the last known state) and coming back.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -227,7 +230,10 @@ TEST_CASE("cluster state: without resource.k8s.io, claims are absent and readine
 TEST_CASE("cluster state: a wrong CA or token never syncs, and says why", "[cluster]") {
   FakeApiServer server;
   REQUIRE(server.start());
-  Logger logger(LogLevel::Error);
+  TempDir dir;
+  FILE* log = std::fopen(dir.file("log").c_str(), "w+");
+  REQUIRE(log != nullptr);
+  Logger logger(LogLevel::Warn, fileno(log));
   cl::KubeConfig wrong_token = config_for(server);
   wrong_token.token = "nope";
   cl::ClusterState state(wrong_token, fast_options(), nullptr, &logger);
@@ -236,6 +242,17 @@ TEST_CASE("cluster state: a wrong CA or token never syncs, and says why", "[clus
   std::this_thread::sleep_for(500ms);
   CHECK(state.not_ready_reason().find("namespaces not listed yet") != std::string::npos);
   state.stop();
+  // The failures name the endpoint they came from: the API server's URL and the path.
+  std::fflush(log);
+  std::ifstream in(dir.file("log"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  const std::string server_url = "https://127.0.0.1:" + std::to_string(server.port());
+  CHECK(text.find(R"("msg":"cluster watch failed)") != std::string::npos);
+  CHECK(text.find(R"("endpoint":")" + server_url + "/api/v1/namespaces?limit=") != std::string::npos);
+  CHECK(text.find(R"("endpoint":")" + server_url + R"(/apis/resource.k8s.io")") != std::string::npos);
+  CHECK(text.find("401") != std::string::npos);
+  std::fclose(log);
 
   cl::KubeConfig bad_ca = config_for(server);
   bad_ca.ca_pem = "not a certificate";

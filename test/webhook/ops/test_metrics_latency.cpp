@@ -28,16 +28,17 @@ TEST_CASE("metrics latency: buckets, count and sum follow the observations acros
   Metrics metrics;
   metrics.observe_request("validate", "CREATE", "Pod", "allowed", 0.00005);  // on a boundary: le is inclusive
   metrics.observe_request("validate", "CREATE", "Pod", "allowed", 0.0003);
-  metrics.observe_request("validate", "CREATE", "Pod", "denied", 2.0);  // above the last bucket
+  metrics.observe_request("validate", "CREATE", "Pod", "denied", 20.0);  // above the last bucket
   metrics.observe_request("mutate", "UPDATE", "Pod", "patched", 0.002);
   std::string text = metrics.serialize();
   CHECK(value_of(text, bucket("validate", "5e-05")) == 1);
   CHECK(value_of(text, bucket("validate", "0.0005")) == 2);
   CHECK(value_of(text, bucket("validate", "1")) == 2);
+  CHECK(value_of(text, bucket("validate", "10")) == 2);
   CHECK(value_of(text, bucket("validate", "+Inf")) == 3);
   CHECK(value_of(text, "gpu_admission_request_duration_seconds_count{endpoint=\"validate\"}") == 3);
   CHECK(value_of(text, "gpu_admission_request_duration_seconds_sum{endpoint=\"validate\"}") ==
-        Approx(2.00035).epsilon(1e-9));
+        Approx(20.00035).epsilon(1e-9));
   CHECK(value_of(text, bucket("mutate", "0.001")) == 0);
   CHECK(value_of(text, bucket("mutate", "0.0025")) == 1);
 

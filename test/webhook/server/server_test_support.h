@@ -474,9 +474,11 @@ inline HttpsServerOptions test_options() {
 
 // The whole webhook in this process, on 127.0.0.1 with free ports and a fresh certificate.
 struct InProcessServer {
+  // `log_fd`: where the server logs (at `log_level`); by default nowhere.
   explicit InProcessServer(HttpsServerOptions options = test_options(), bool with_policy = true,
-                           bool with_certificate = true)
-      : server(options, admission, policies, &metrics, &logger) {
+                           bool with_certificate = true, int log_fd = dev_null_fd(),
+                           gpu_admission::webhook::LogLevel log_level = gpu_admission::webhook::LogLevel::Error)
+      : logger(log_level, log_fd), server(options, admission, policies, &metrics, &logger) {
     if (with_policy) policies.set(gpu_admission::webhook::load_policy_file("").policy);
     if (with_certificate) {
       pem = make_ecdsa_localhost();
@@ -487,7 +489,7 @@ struct InProcessServer {
 
   int port() const { return server.port(); }
 
-  gpu_admission::webhook::Logger logger{gpu_admission::webhook::LogLevel::Error, dev_null_fd()};
+  gpu_admission::webhook::Logger logger;
   gpu_admission::webhook::Metrics metrics;
   gpu_admission::webhook::PolicyHolder policies;
   gpu_admission::webhook::AdmissionService admission{policies, &metrics, &logger};

@@ -56,6 +56,26 @@ void kubelet_publish(const fs::path& dir, const std::string& name, const std::st
   if (!fs::is_symlink(dir / name)) fs::create_symlink(fs::path("..data") / name, dir / name);
 }
 
+// Start-up errors are JSON lines too: every line of `log` is a JSON object, and one at level error
+// says `message` (human-readable, in msg) and the exit code.
+void check_startup_error(const std::string& log, int exit_code, const std::string& message) {
+  INFO(log);
+  std::istringstream lines(log);
+  std::string line;
+  int errors = 0;
+  while (std::getline(lines, line)) {
+    const Json entry = Json::parse(line, nullptr, false);
+    REQUIRE(entry.is_object());
+    REQUIRE(entry.contains("level"));
+    if (entry["level"] != "error") continue;
+    ++errors;
+    CHECK(entry["exit_code"] == exit_code);
+    CHECK(entry["msg"].get<std::string>().find(message) != std::string::npos);
+    CHECK(entry["msg"].get<std::string>().rfind("gpu-admission serve: ", 0) == 0);
+  }
+  CHECK(errors == 1);
+}
+
 // A child process running the binary, stderr captured to a file; killed if still running at the end.
 class ServeProcess {
  public:
@@ -251,7 +271,7 @@ TEST_CASE("serve binary: start-up errors exit non-zero with a clear message", "[
     const int code = serve.wait_exit(10s);
     INFO(c.args.back() << ": " << serve.log());
     CHECK(code == c.exit_code);
-    CHECK(serve.log().find(c.message) != std::string::npos);
+    check_startup_error(serve.log(), c.exit_code, c.message);
   }
 
   // The port is taken: exit 1.
@@ -260,7 +280,7 @@ TEST_CASE("serve binary: start-up errors exit non-zero with a clear message", "[
   ServeProcess serve({"serve", "--listen", "127.0.0.1:" + std::to_string(occupying.port()), "--metrics-listen", ""},
                      dir.path / "stderr.log");
   CHECK(serve.wait_exit(10s) == 1);
-  CHECK(serve.log().find("cannot listen") != std::string::npos);
+  check_startup_error(serve.log(), 1, "cannot listen");
 
   ServeProcess help({"serve", "--help"}, dir.path / "stderr.log");
   CHECK(help.wait_exit(10s) == 0);

@@ -1,0 +1,52 @@
+// Decision log lines (see decision_log.h).
+#include "webhook/admission/decision_log.h"
+
+#include <string>
+
+namespace gpu_admission::webhook {
+namespace {
+
+constexpr std::string_view kNone = "none";
+
+std::string_view decision_name(const policy::Decision& decision) {
+  if (!decision.allowed) return "denied";
+  return decision.has(policy::Action::Warn) ? "warned" : "audited";
+}
+
+}  // namespace
+
+Json finding_json(const policy::Finding& finding) {
+  Json out = {{"rule", policy::name_of(finding.rule)},
+              {"action", policy::name_of(finding.action)},
+              {"field", finding.field},
+              {"message", finding.message}};
+  if (finding.excepted()) out["exception"] = finding.exception;  // `action`: what it would have been
+  return out;
+}
+
+Json request_log_fields(const AdmissionRequest& request, std::string_view name) {
+  return {{"uid", request.uid},
+          {"namespace", request.namespace_name},
+          {"name", name.empty() ? request.name : name},
+          {"kind", request.kind},
+          {"operation", request.operation},
+          {"dryRun", request.dry_run},
+          {"user", request.username}};
+}
+
+void log_decision(Logger& logger, const AdmissionRequest& request, std::string_view name,
+                  const policy::Decision& decision) {
+  if (decision.findings.empty()) return;
+  const LogLevel level = decision.allowed ? LogLevel::Info : LogLevel::Warn;
+  if (!logger.enabled(level)) return;
+  Json findings = Json::array();
+  for (const auto& finding : decision.findings) findings.push_back(finding_json(finding));
+  Json fields = request_log_fields(request, name);
+  fields["decision"] = decision_name(decision);
+  fields["tenant"] = decision.tenant != nullptr ? std::string_view(decision.tenant->name) : kNone;
+  fields["pool"] = decision.pool != nullptr ? std::string_view(decision.pool->name) : kNone;
+  fields["findings"] = std::move(findings);
+  logger.log(level, decision.allowed ? "admitted with findings" : "denied", fields);
+}
+
+}  // namespace gpu_admission::webhook
