@@ -116,6 +116,8 @@ TEST_CASE("rollout: an exception admits what it selects until it expires", "[adm
   const json admitted = live.answer(webhook::Endpoint::Validate, review(privileged_pod()));
   CHECK(admitted["allowed"] == true);
   CHECK(annotation(admitted, "excepted-privileged").find("exception alice-debug (would deny)") != std::string::npos);
+  CHECK(live.metrics.serialize().find("gpu_admission_exceptions_applied_total{exception=\"alice-debug\",rule=\"privileged\"} 1") !=
+        std::string::npos);
   // Another user is not excepted.
   json bob = review(privileged_pod());
   bob["request"]["userInfo"]["username"] = "bob";

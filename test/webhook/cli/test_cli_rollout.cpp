@@ -102,3 +102,10 @@ cases:
   CHECK(r.out.find("FAIL  a wrong expectation fails") != std::string::npos);
   CHECK(r.out.find("excepted: expected [], got [privileged]") != std::string::npos);
 }
+
+TEST_CASE("the examples/rollout suites pass, run as a directory", "[cli][rollout][test]") {
+  auto r = run_cli({"test", std::string(GPU_ADMISSION_SOURCE_DIR) + "/examples/rollout"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("5 passed, 0 failed") != std::string::npos);
+}
