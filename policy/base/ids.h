@@ -34,6 +34,17 @@ inline constexpr std::array<std::string_view, kMutationCount> kMutationNames = {
 enum class Action : uint8_t { Deny, Warn, Audit, Off };
 inline constexpr std::array<std::string_view, 4> kActionNames = {"deny", "warn", "audit", "off"};
 
+// The rules that keep tenants apart on a node: an exception that selects them by pod labels
+// alone is a lint warning, and their deny findings are high severity in PolicyReports.
+inline constexpr std::array<RuleId, 5> kSecurityRules = {RuleId::Privileged, RuleId::HostNamespaces,
+                                                         RuleId::GpuDeviceAccess, RuleId::MpsAdversarial,
+                                                         RuleId::GpuSharing};
+inline constexpr bool is_security_rule(RuleId rule) {
+  for (RuleId r : kSecurityRules)
+    if (r == rule) return true;
+  return false;
+}
+
 inline std::string_view name_of(RuleId id) { return kRuleNames[static_cast<size_t>(id)]; }
 inline std::string_view name_of(MutationId id) { return kMutationNames[static_cast<size_t>(id)]; }
 inline std::string_view name_of(Action a) { return kActionNames[static_cast<size_t>(a)]; }

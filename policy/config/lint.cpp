@@ -274,13 +274,11 @@ void exception_expiry(Lint& l) {
 // Tenants set their own pods' labels: an exception to a security rule that selects by podLabels
 // alone is an exception any tenant can claim.
 void exception_pod_labels_only(Lint& l) {
-  constexpr std::array<RuleId, 5> kSecurityRules = {RuleId::Privileged, RuleId::HostNamespaces, RuleId::GpuDeviceAccess,
-                                                    RuleId::MpsAdversarial, RuleId::GpuSharing};
   for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
     const ExceptionConfig& e = l.config.exceptions[i];
     if (e.pod_labels.empty() || !e.namespaces.empty() || !e.tenants.empty() || !e.usernames.empty()) continue;
     for (RuleId rule : e.rules) {
-      if (std::find(kSecurityRules.begin(), kSecurityRules.end(), rule) == kSecurityRules.end()) continue;
+      if (!is_security_rule(rule)) continue;
       l.warn(index_path("spec.exceptions", i),
              "exception " + quote(e.name) + " turns off " + std::string(name_of(rule)) +
                  " for pods by their labels alone: any tenant can label its pods to match; add namespaces, tenants or usernames");

@@ -14,10 +14,6 @@ namespace {
 
 using policy::RuleId;
 
-// The rules that keep tenants apart on a node (SPEC: an exception selecting them by pod labels
-// alone is a lint warning); their deny findings are `high`.
-constexpr std::array<RuleId, 5> kSecurityRules = {RuleId::Privileged, RuleId::HostNamespaces, RuleId::GpuDeviceAccess,
-                                                  RuleId::MpsAdversarial, RuleId::GpuSharing};
 
 // What a label becomes in a report. An audit finding is a violation that was admitted and
 // recorded: a warning in the report's terms. An excepted one was not judged, by the policy's
@@ -39,10 +35,6 @@ const LabelRow& row_of(FindingLabel label) {
   for (const auto& row : kLabelRows)
     if (row.label == label) return row;
   return kLabelRows.back();
-}
-
-bool is_security_rule(RuleId rule) {
-  return std::find(kSecurityRules.begin(), kSecurityRules.end(), rule) != kSecurityRules.end();
 }
 
 Json resource_of(const ReportSubject& s, std::string_view namespace_name) {
@@ -85,7 +77,7 @@ void PolicyReportBuilder::add(const ReportSubject& subject) {
     Json result = {{"policy", kPolicyReportName},
                    {"rule", std::string(policy::name_of(f.rule))},
                    {"result", row.result},
-                   {"severity", row.fails && is_security_rule(f.rule) ? "high" : "medium"},
+                   {"severity", row.fails && policy::is_security_rule(f.rule) ? "high" : "medium"},
                    {"message", f.message},
                    {"source", "gpu-admission"},
                    {"scored", true},
