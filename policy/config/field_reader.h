@@ -22,6 +22,14 @@ namespace gpu_admission::policy {
 // The keys a mapping may hold (the loader's field tables).
 using FieldNames = std::span<const std::string_view>;
 
+// "a, b, c": the names an "unknown ..." error lists.
+template <size_t N>
+std::string names_list(const std::array<std::string_view, N>& names) {
+  std::string out;
+  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
 // "a mapping", "a list", "a string", ...: what a value is, for messages.
 inline const char* type_name(const Json& v) {
   switch (v.type()) {
@@ -137,12 +145,12 @@ class FieldReader {
   }
 
   template <typename Enum, size_t N>
-  void read_enum(const Json& v, const std::string& path, const std::array<std::string_view, N>& names, Enum& out) {
+  bool read_enum(const Json& v, const std::string& path, const std::array<std::string_view, N>& names, Enum& out) {
     std::string text;
-    if (!read_string(v, path, text)) return;
+    if (!read_string(v, path, text)) return false;
     if (auto e = enum_from_name<Enum>(names, text)) {
       out = *e;
-      return;
+      return true;
     }
     std::string expected;
     for (auto n : names) {
@@ -150,6 +158,7 @@ class FieldReader {
       expected += n;
     }
     error(path, "invalid value \"" + text + "\" (expected " + expected + ")");
+    return false;
   }
 
   void read_taints(const Json& v, const std::string& path, FieldNames fields, std::vector<TaintConfig>& out) {

@@ -274,13 +274,6 @@ void read_defaults(Reader& r, const json& spec, PolicyConfig& config) {
     r.read_taints((*d)["gpuTaints"], p + ".gpuTaints", fields_of("spec.defaults.gpuTaints[]"), config.gpu_taints);
 }
 
-template <size_t N>
-std::string names_list(const std::array<std::string_view, N>& names) {
-  std::string out;
-  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
-
 void read_rules(Reader& r, const json& spec, PolicyConfig& config) {
   const json* rules = section(r, spec, "rules");
   if (!rules) return;

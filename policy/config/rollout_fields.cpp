@@ -8,13 +8,6 @@
 namespace gpu_admission::policy {
 namespace {
 
-template <size_t N>
-std::string names_list(const std::array<std::string_view, N>& names) {
-  std::string out;
-  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
-
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
@@ -87,10 +80,8 @@ void read_rule_actions(FieldReader& r, const Json& v, const std::string& path,
       r.error(rp, "unknown rule \"" + it.key() + "\" (expected one of: " + names_list(kRuleNames) + ")");
       continue;
     }
-    std::string text;
-    if (!r.read_string(it.value(), rp, text)) continue;
-    if (auto action = enum_from_name<Action>(kActionNames, text)) out.emplace_back(*id, *action);
-    else r.error(rp, "invalid value \"" + text + "\" (expected deny | warn | audit | off)");
+    Action action = Action::Deny;
+    if (r.read_enum(it.value(), rp, kActionNames, action)) out.emplace_back(*id, action);
   }
 }
 
