@@ -12,8 +12,8 @@ bool exception_matches(const PolicyException& e, const ExceptionSubject& s) {
     return false;
   if (!e.pod_labels.empty()) {
     if (!s.pod_labels) return false;
-    for (const auto& [key, value] : e.pod_labels) {
-      auto has = [&](const auto& label) { return label.first == key && label.second == value; };
+    for (const auto& wanted : e.pod_labels) {
+      auto has = [&](const auto& label) { return label.first == wanted.first && label.second == wanted.second; };
       if (std::none_of(s.pod_labels->begin(), s.pod_labels->end(), has)) return false;
     }
   }
