@@ -93,7 +93,7 @@ JUnitCase junit_case(const OfflineResult& r) {
 // The whole object of a span as a report subject: the findings of all its templates.
 ReportSubject report_subject(const std::vector<OfflineResult>& results, ObjectSpan span) {
   const OfflineResult& head = results[span.first];
-  ReportSubject s{head.api_version, head.kind, head.name, head.uid, ReportSubject::State::Judged, {}};
+  ReportSubject s{head.api_version, head.kind, head.name, head.uid, ReportSubject::State::Judged, {}, std::nullopt};
   for (size_t i = span.first; i < span.last; ++i) {
     const OfflineResult& r = results[i];
     if (r.status == OfflineResult::Status::Error) s.state = ReportSubject::State::Error;

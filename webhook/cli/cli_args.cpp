@@ -48,4 +48,33 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Fl
   return out;
 }
 
+std::optional<long long> parse_duration_ms(std::string_view text) {
+  struct Unit {
+    std::string_view suffix;
+    long long ms;
+  };
+  constexpr Unit kUnits[] = {{"ms", 1}, {"h", 3'600'000}, {"m", 60'000}, {"s", 1'000}};
+  long long total = 0;
+  if (text.empty()) return std::nullopt;
+  while (!text.empty()) {
+    long long number = 0;
+    size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9' && digits < 9)
+      number = number * 10 + (text[digits++] - '0');
+    if (digits == 0) return std::nullopt;
+    text.remove_prefix(digits);
+    const Unit* unit = nullptr;
+    for (const Unit& u : kUnits)
+      if (text.substr(0, u.suffix.size()) == u.suffix) {
+        unit = &u;
+        break;
+      }
+    if (!unit) return std::nullopt;
+    text.remove_prefix(unit->suffix.size());
+    total += number * unit->ms;
+    if (total > 366LL * 86'400'000) return std::nullopt;
+  }
+  return total > 0 ? std::optional<long long>(total) : std::nullopt;
+}
+
 }  // namespace gpu_admission::webhook

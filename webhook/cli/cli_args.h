@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpu_admission::webhook {
@@ -26,6 +27,9 @@ struct ParsedArgs {
     return it == values.end() ? fallback : it->second;
   }
 };
+
+// "90s", "10m", "1h30m", "500ms" -> milliseconds; nullopt when malformed or not positive.
+std::optional<long long> parse_duration_ms(std::string_view text);
 
 ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<FlagSpec>& specs);
 

@@ -1,5 +1,5 @@
 // webhook/cli: the command-line interface. `main.cpp` dispatches to one file per command
-// (cli_check, cli_test, cli_policy, cli_serve, cli_certs); `cli_args` parses flags; `offline`
+// (cli_check, cli_test, cli_audit, cli_policy, cli_serve, cli_certs); `cli_args` parses flags; `offline`
 // evaluates manifest objects for `check` and `test` (through the admission decision phase for
 // AdmissionReviews); `test_suite` and `junit` run suites and write JUnit XML. The top layer: it
 // may include every other folder (server/, admission/, ops/, io/, policy/, certs/).
@@ -18,6 +18,7 @@ using Args = std::vector<std::string>;
 int run_check(const Args& args);
 int run_policy(const Args& args);   // policy lint [--strict] FILE|- | policy show [--default|FILE]
 int run_test(const Args& args);     // test SUITE.yaml|DIR... [--run REGEX]
+int run_audit(const Args& args);    // audit [--kubeconfig FILE] [--write-reports] [--interval D] [FILE...|-]
 int run_serve(const Args& args);    // serve [--policy FILE] [--tls-cert FILE --tls-key FILE] ...
 int run_certs(const Args& args);    // certs --service NAME --namespace NS [--out-dir DIR] [--days N]
 

@@ -22,6 +22,9 @@ Usage:
   gpu-admission check [--policy FILE] [--namespace NS] [--output text|json|yaml|junit|policyreport]
                       [--fail-on deny|warn] [--only-denied] FILE...|-
   gpu-admission test SUITE.yaml|DIR... [--output text|json|junit] [--run REGEX]
+  gpu-admission audit [--policy FILE] [--kubeconfig FILE] [--namespace NS,...]
+                      [--output text|json|policyreport] [--write-reports]
+                      [--interval DURATION --metrics-listen ADDR] [FILE...|-]
   gpu-admission policy lint [--strict] FILE|-
   gpu-admission policy show [--default|FILE]
   gpu-admission certs --service NAME --namespace NS [--out-dir DIR] [--days N] [--force]
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
     if (command == "check") return run_check(args);
     if (command == "policy") return run_policy(args);
     if (command == "test") return run_test(args);
+    if (command == "audit") return run_audit(args);
     if (command == "serve") return run_serve(args);
     if (command == "certs") return run_certs(args);
     if (command == "version" || command == "--version") return run_version(args);

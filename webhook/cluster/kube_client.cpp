@@ -223,6 +223,47 @@ HttpResult KubeClient::get_with(std::unique_ptr<httplib::ClientImpl> client, con
   return result;
 }
 
+HttpResult KubeClient::send(std::string_view method, const std::string& path, const std::string& body,
+                            std::chrono::milliseconds timeout) const {
+  HttpResult result = send_once(method, path, body, timeout);
+  if (result.status == 401 && !config_.token_file.empty()) {
+    bearer_token(true);  // refused before anything was written: safe to repeat
+    result = send_once(method, path, body, timeout);
+  }
+  return result;
+}
+
+HttpResult KubeClient::send_once(std::string_view method, const std::string& path, const std::string& body,
+                                 std::chrono::milliseconds timeout) const {
+  constexpr size_t kMaxAnswer = 1u << 20;
+  HttpResult result;
+  try {
+    bool reused = false;
+    auto client = take_client(timeout, reused);
+    httplib::Request request;
+    request.method = std::string(method);
+    request.path = config_.path_prefix + path;
+    request.headers = {{"Accept", "application/json"}};
+    if (!body.empty()) {
+      request.body = body;
+      request.set_header("Content-Type", "application/json");
+    }
+    httplib::Response response;
+    httplib::Error error = httplib::Error::Success;
+    if (!client->send(request, response, error)) {
+      result.error = httplib::to_string(error);
+      return result;
+    }
+    result.status = response.status;
+    result.body = response.body.substr(0, kMaxAnswer);
+    keep_client(std::move(client));
+  } catch (const std::exception& e) {
+    result = {};
+    result.error = std::string("request failed: ") + e.what();
+  }
+  return result;
+}
+
 HttpResult KubeClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,
                               const std::function<bool(const char*, size_t)>& on_data,
                               StreamCanceller* canceller) const {

@@ -61,6 +61,12 @@ class KubeClient {
   // `max_body` bytes of body.
   HttpResult get(const std::string& path, std::chrono::milliseconds timeout, size_t max_body = 64u << 20) const;
 
+  // A write: `method` (POST, PUT, DELETE) of a JSON `body` (may be empty) to `path`, the whole
+  // exchange within `timeout`; the response body is kept up to 1 MiB (errors are Status objects).
+  // Not retried: the caller knows whether its write may be repeated.
+  HttpResult send(std::string_view method, const std::string& path, const std::string& body,
+                  std::chrono::milliseconds timeout) const;
+
   // GET path and hand the body to `on_data` as it arrives (a 200 response only; stop by
   // returning false). `idle_timeout` bounds each read.
   HttpResult stream(const std::string& path, std::chrono::milliseconds idle_timeout,
@@ -79,6 +85,8 @@ class KubeClient {
   // exchange; `reused` says whether the one taken had served before.
   std::unique_ptr<httplib::ClientImpl> take_client(std::chrono::milliseconds timeout, bool& reused) const;
   void keep_client(std::unique_ptr<httplib::ClientImpl> client) const;
+  HttpResult send_once(std::string_view method, const std::string& path, const std::string& body,
+                       std::chrono::milliseconds timeout) const;
   HttpResult get_once(const std::string& path, std::chrono::milliseconds timeout, size_t max_body) const;
   // One GET on `client`; `answered`: a response (or part of one) came back.
   HttpResult get_with(std::unique_ptr<httplib::ClientImpl> client, const std::string& path,

@@ -56,6 +56,10 @@ void PolicyReportBuilder::keep(std::vector<Kept>& list, Json result) {
   list.push_back({sequence_++, std::move(result)});
 }
 
+void PolicyReportBuilder::add_counted(ReportSubject::State state, size_t count) {
+  (state == ReportSubject::State::Error ? error_ : state == ReportSubject::State::Exempt ? skip_ : pass_) += count;
+}
+
 void PolicyReportBuilder::add(const ReportSubject& subject) {
   if (subject.state == ReportSubject::State::Error) {
     ++error_;
@@ -84,6 +88,7 @@ void PolicyReportBuilder::add(const ReportSubject& subject) {
                    {"resources", Json::array({resource_of(subject, namespace_)})},
                    {"properties", {{"field", f.field}, {"action", std::string(name_of(label))}}}};
     if (f.excepted()) result["properties"]["exception"] = std::string(f.exception);
+    if (subject.pods) result["properties"]["pods"] = std::to_string(*subject.pods);
     if (options_.timestamp_seconds) result["timestamp"] = {{"seconds", *options_.timestamp_seconds}, {"nanos", 0}};
     keep(row.fails ? fails_ : warns_, std::move(result));
   }

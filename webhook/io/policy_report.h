@@ -38,6 +38,7 @@ struct ReportSubject {
   std::string uid;  // empty when unknown (files without metadata.uid)
   State state = State::Judged;
   std::vector<policy::Finding> findings;
+  std::optional<uint32_t> pods;  // the subject's pods (audit): `properties.pods` of its results
 };
 
 struct PolicyReportOptions {
@@ -51,6 +52,9 @@ class PolicyReportBuilder {
   explicit PolicyReportBuilder(std::string namespace_name, PolicyReportOptions options = {});
 
   void add(const ReportSubject& subject);
+  // `count` more subjects in `state` without findings (passing, exempt or unreadable objects the
+  // caller only counted).
+  void add_counted(ReportSubject::State state, size_t count);
   // The PolicyReport object (apiVersion, kind, metadata, summary, results).
   Json build() const;
 

@@ -21,7 +21,7 @@ Finding finding(RuleId rule, Action action, std::string field = "spec") {
 
 ReportSubject pod(std::string name, std::vector<Finding> findings,
                   ReportSubject::State state = ReportSubject::State::Judged) {
-  return ReportSubject{"v1", "Pod", std::move(name), "", state, std::move(findings)};
+  return ReportSubject{"v1", "Pod", std::move(name), "", state, std::move(findings), std::nullopt};
 }
 
 }  // namespace

@@ -1,0 +1,178 @@
+#include "webhook/audit/audit_sources.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "webhook/cluster/cluster_state.h"
+#include "webhook/cluster/informer.h"
+#include "webhook/cluster/watch_decoder.h"
+#include "webhook/io/manifests.h"
+#include "webhook/io/yaml_json.h"
+
+namespace gpu_admission::webhook::audit {
+namespace {
+
+constexpr std::chrono::milliseconds kDiscoveryTimeout{15'000};
+
+std::optional<std::string> get_json(const cluster::KubeClient& client, const std::string& path, std::string& body) {
+  const cluster::HttpResult result = client.get(path, kDiscoveryTimeout, 8u << 20);
+  if (!result.ok()) return "discovery " + client.url(path) + ": " + result.describe();
+  body = result.body;
+  return std::nullopt;
+}
+
+// The version each needed group is read in: the preferred one, the newest of v1, v1beta2,
+// v1beta1 for resource.k8s.io (the claim decoder reads all three).
+std::optional<std::string> group_versions(const cluster::KubeClient& client, const std::set<std::string>& needed,
+                                          std::map<std::string, std::string>& versions) {
+  std::string body;
+  if (auto err = get_json(client, "/apis", body)) return err;
+  std::vector<std::pair<std::string, std::string>> groups;
+  if (auto err = read_group_list(body, groups)) return "discovery " + client.url("/apis") + ": " + *err;
+  for (const auto& [group, version] : groups) {
+    if (!needed.count(group)) continue;
+    versions[group] = version;
+    if (group != "resource.k8s.io") continue;
+    if (auto err = get_json(client, "/apis/resource.k8s.io", body)) return err;
+    versions[group] = cluster::pick_claims_version(body);
+  }
+  versions[""] = "v1";
+  return std::nullopt;
+}
+
+void note_unserved(const std::vector<AuditKind>& unserved, Auditor& auditor) {
+  if (unserved.empty()) return;
+  std::string text = "not served by this cluster, so not audited:";
+  for (size_t i = 0; i < unserved.size(); ++i)
+    text += (i ? ", " : " ") + unserved[i].label();
+  auditor.note(text);
+}
+
+// One kind, page by page.
+std::optional<std::string> list_kind(const cluster::KubeClient& client, const AuditKind& kind, const std::string& path,
+                                     const ClusterListOptions& options, simdjson::dom::parser& parser,
+                                     Auditor& auditor) {
+  std::string continue_token;
+  size_t limit = std::max<size_t>(options.page_size, 1);
+  while (true) {
+    std::string page_path = path + "?limit=" + std::to_string(limit);
+    if (!continue_token.empty()) page_path += "&continue=" + cluster::url_encode(continue_token);
+    const cluster::HttpResult result = client.get(page_path, options.request_timeout, options.max_page_bytes);
+    if (result.too_large && limit > 1) {
+      limit = std::max<size_t>(limit / 2, 1);  // huge objects: the same page, fewer at a time
+      continue;
+    }
+    if (result.status == 410)
+      return "list " + client.url(page_path) + ": the list expired while it was read (HTTP 410): run the audit again";
+    if (!result.ok()) return "list " + client.url(page_path) + ": " + result.describe();
+    cluster::ListPage page;
+    if (auto err = cluster::decode_list_page(parser, result.body, page)) return "list " + client.url(page_path) + ": " + *err;
+    for (auto item : page.items) auditor.add(kind, item);
+    if (page.continue_token.empty()) return std::nullopt;
+    continue_token = std::string(page.continue_token);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> discover_kinds(const cluster::KubeClient& client, std::vector<AuditKind>& kinds,
+                                          Auditor& auditor) {
+  std::set<std::string> needed;
+  for (const auto& k : kinds)
+    if (!k.group.empty()) needed.insert(k.group);
+  std::map<std::string, std::string> versions;
+  if (auto err = group_versions(client, needed, versions)) return err;
+  std::map<std::string, ServedResources> served;  // by group
+  for (const auto& [group, version] : versions) {
+    if (version.empty()) continue;
+    const std::string path = group.empty() ? "/api/v1" : "/apis/" + group + "/" + version;
+    std::string body;
+    if (auto err = get_json(client, path, body)) return err;
+    if (auto err = read_resource_list(body, served[group])) return "discovery " + client.url(path) + ": " + *err;
+  }
+  std::vector<AuditKind> kept, unserved;
+  for (AuditKind& k : kinds) {
+    auto it = served.find(k.group);
+    const std::string* resource = it == served.end() ? nullptr : it->second.resource_of(k.kind);
+    if (!resource) {
+      unserved.push_back(std::move(k));
+      continue;
+    }
+    k.version = versions[k.group];
+    k.resource = *resource;
+    kept.push_back(std::move(k));
+  }
+  kinds = std::move(kept);
+  note_unserved(unserved, auditor);
+  return std::nullopt;
+}
+
+std::optional<std::string> list_into(const cluster::KubeClient& client, const std::vector<AuditKind>& kinds,
+                                     const ClusterListOptions& options, Auditor& auditor) {
+  simdjson::dom::parser parser;
+  if (cluster::allow_stored_depth(parser)) return std::string("out of memory for the JSON parser");
+  for (const AuditKind& kind : kinds) {
+    if (options.namespaces.empty()) {
+      if (auto err = list_kind(client, kind, kind.list_path(), options, parser, auditor)) return err;
+      continue;
+    }
+    for (const std::string& ns : options.namespaces) {
+      if (kind.role == KindRole::Namespace) {
+        // Only the namespaces asked for: each one's own object.
+        const std::string path = kind.list_path() + "/" + ns;
+        const cluster::HttpResult result = client.get(path, options.request_timeout, 8u << 20);
+        if (result.status == 404) return "namespace " + ns + " does not exist (" + client.url(path) + ")";
+        if (!result.ok()) return "get " + client.url(path) + ": " + result.describe();
+        simdjson::dom::element object;
+        if (parser.parse(result.body).get(object)) return "get " + client.url(path) + ": not JSON";
+        auditor.add(kind, object);
+        continue;
+      }
+      if (auto err = list_kind(client, kind, kind.list_path(ns), options, parser, auditor)) return err;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> read_files_into(const std::vector<std::string>& paths, const std::vector<AuditKind>& kinds,
+                                           Auditor& auditor) {
+  std::vector<ManifestObject> objects;
+  for (const std::string& path : paths) {
+    ManifestRead read = read_manifest_file(path);
+    if (read.error) return *read.error;
+    for (auto& o : read.objects) objects.push_back(std::move(o));
+  }
+  // Each object with the kind it is (by apiVersion group and kind), in the kinds' order.
+  std::vector<std::pair<size_t, const ManifestObject*>> ordered;
+  for (const auto& o : objects) {
+    const Json& object = o.object;
+    const std::string kind = object.is_object() && object.contains("kind") && object["kind"].is_string()
+                                 ? object["kind"].get<std::string>() : "";
+    const std::string api_version = object.is_object() && object.contains("apiVersion") && object["apiVersion"].is_string()
+                                        ? object["apiVersion"].get<std::string>() : "";
+    const std::string_view group = policy::api_group_of(api_version);
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const AuditKind& k) { return k.group == group && k.kind == kind; });
+    if (o.from_review || it == kinds.end()) {
+      auditor.skip(o.from_review ? "AdmissionReviews (judge them with check)" : "objects of other kinds");
+      continue;
+    }
+    ordered.emplace_back(static_cast<size_t>(it - kinds.begin()), &o);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  simdjson::dom::parser parser;
+  for (const auto& [index, o] : ordered) {
+    AuditKind kind = kinds[index];
+    const std::string api_version = o->object["apiVersion"].get<std::string>();
+    const auto slash = api_version.find('/');
+    kind.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+    const std::string text = to_json_text(o->object);
+    simdjson::dom::element element;
+    if (auto err = parser.parse(text).get(element))
+      return o->source + ": cannot re-read the object: " + simdjson::error_message(err);
+    auditor.add(kind, element);
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpu_admission::webhook::audit

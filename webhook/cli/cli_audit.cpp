@@ -1,0 +1,267 @@
+// `gpu-admission audit`: judges what already runs (the cluster, through paged lists, or files)
+// and reports it as text, JSON or PolicyReports; `--write-reports` keeps the reports in the
+// cluster; `--interval` repeats the audit and serves its metrics. The engine is webhook/audit/.
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "webhook/audit/audit_metrics.h"
+#include "webhook/audit/audit_output.h"
+#include "webhook/audit/audit_sources.h"
+#include "webhook/audit/report_writer.h"
+#include "webhook/cli/cli_args.h"
+#include "webhook/cli/commands.h"
+#include "webhook/cluster/cluster_state.h"
+#include "webhook/io/clock.h"
+#include "webhook/io/policy_configmap.h"
+#include "webhook/io/yaml_json.h"
+#include "webhook/ops/logger.h"
+#include "webhook/server/https_server.h"
+
+namespace gpu_admission::webhook {
+namespace {
+
+constexpr const char* kAuditHelp = R"(Usage: gpu-admission audit [flags] [FILE...|-]
+
+Judges the objects that already exist (Pods, workloads, ML jobs, DRA claims) as /validate
+judges a stored object, and reports each violating object once, at the object a person edits,
+with its pods. Without FILEs it reads the cluster (--kubeconfig, else the in-cluster service
+account); FILEs are manifests or `kubectl get -A -o json` output.
+
+Flags:
+  -p, --policy FILE         the policy (a policy file or the ConfigMap holding it; default: built-in)
+      --kubeconfig FILE     the cluster to read (default: in-cluster service account)
+  -n, --namespace NS,...    only these namespaces
+  -o, --output FORMAT       text (default), json or policyreport (one PolicyReport per namespace)
+      --write-reports       create, update and delete the PolicyReports in the cluster (only changed ones)
+      --interval DURATION   repeat every DURATION (30s, 10m, 1h) and serve metrics
+      --metrics-listen ADDR metrics address with --interval (default 0.0.0.0:9091)
+      --page-size N         objects per list page (default 500)
+
+Exit codes: 0 nothing denied, 1 some object has a deny finding, 2 unusable input or cluster error.
+)";
+
+struct AuditFlags {
+  std::string policy_path;
+  std::string kubeconfig;
+  audit::ClusterListOptions list;
+  std::string output = "text";
+  bool write_reports = false;
+  long long interval_ms = 0;
+  std::string metrics_listen = "0.0.0.0:9091";
+  std::vector<std::string> files;
+};
+
+int usage(const std::string& message) {
+  std::fprintf(stderr, "gpu-admission audit: %s\nRun `gpu-admission audit --help` for the flags.\n", message.c_str());
+  return 2;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string read_flags(const ParsedArgs& parsed, AuditFlags& f) {
+  f.policy_path = parsed.get("--policy");
+  f.kubeconfig = parsed.get("--kubeconfig");
+  f.list.namespaces = split_commas(parsed.get("--namespace"));
+  f.output = parsed.get("--output", "text");
+  f.write_reports = parsed.has("--write-reports");
+  f.files = parsed.positional;
+  f.metrics_listen = parsed.get("--metrics-listen", f.metrics_listen);
+  if (f.output != "text" && f.output != "json" && f.output != "policyreport")
+    return "--output must be text, json or policyreport";
+  if (parsed.has("--interval")) {
+    const auto ms = parse_duration_ms(parsed.get("--interval"));
+    if (!ms || *ms < 1000) return "--interval must be a duration of at least 1s, such as 30s, 10m or 1h";
+    f.interval_ms = *ms;
+  }
+  if (parsed.has("--page-size")) {
+    const std::string text = parsed.get("--page-size");
+    if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos || std::stoi(text) == 0)
+      return "--page-size must be a number from 1 to 99999";
+    f.list.page_size = static_cast<size_t>(std::stoi(text));
+  }
+  if (!f.files.empty() && (f.write_reports || f.interval_ms))
+    return "--write-reports and --interval read the cluster: give no FILEs with them";
+  if (!f.files.empty() && !f.kubeconfig.empty()) return "give either FILEs or --kubeconfig, not both";
+  return "";
+}
+
+// One audit: the result, or an error message (the audit is then incomplete).
+struct RunOutcome {
+  std::optional<audit::AuditResult> result;
+  std::string error;
+  audit::WriteCounts writes;
+};
+
+RunOutcome audit_once(const policy::CompiledPolicy& policy, const AuditFlags& flags,
+                      const cluster::KubeClient* client) {
+  RunOutcome out;
+  const auto started = std::chrono::steady_clock::now();
+  const int64_t now = unix_now();
+  audit::Auditor auditor(policy, now);
+  std::vector<audit::AuditKind> kinds = audit::wanted_kinds(policy);
+  std::optional<std::string> error;
+  std::string source;
+  if (client == nullptr) {
+    error = audit::read_files_into(flags.files, kinds, auditor);
+    source = "files";
+    for (const auto& f : flags.files) source += " " + f;
+  } else {
+    source = "cluster " + client->url("/");
+    error = audit::discover_kinds(*client, kinds, auditor);
+    if (!error) error = audit::list_into(*client, kinds, flags.list, auditor);
+  }
+  if (error) {
+    out.error = *error;
+    return out;
+  }
+  audit::AuditResult result = auditor.finish();
+  result.source = source;
+  result.started_at = now;
+  result.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (flags.write_reports && client != nullptr) {
+    audit::ReportWriter writer(*client, flags.list.namespaces);
+    std::optional<std::string> write_error = writer.begin();
+    audit::for_each_policy_report(result, now, [&](Json&& report) {
+      if (!write_error) write_error = writer.write(report);
+    });
+    if (!write_error) write_error = writer.finish();
+    if (write_error) {
+      out.error = *write_error;
+      return out;
+    }
+    out.writes = writer.counts();
+  }
+  out.result = std::move(result);
+  return out;
+}
+
+void print_result(const audit::AuditResult& result, const std::string& output) {
+  if (output == "json") {
+    std::printf("%s\n", audit::audit_json(result).dump(2).c_str());
+  } else if (output == "policyreport") {
+    bool first = true;
+    audit::for_each_policy_report(result, result.started_at, [&](Json&& report) {
+      std::printf("%s%s", first ? "" : "---\n", to_yaml(report).c_str());
+      first = false;
+    });
+  } else {
+    std::fputs(audit::audit_text(result).c_str(), stdout);
+  }
+}
+
+bool has_deny(const audit::AuditResult& result) {
+  for (const auto& t : result.totals)
+    if (t.label == FindingLabel::Deny) return true;
+  return false;
+}
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) { g_stop = true; }
+
+// --interval: audits until SIGTERM or SIGINT, metrics and /healthz on flags.metrics_listen.
+int audit_forever(const policy::CompiledPolicy& policy, const AuditFlags& flags, const cluster::KubeClient& client) {
+  Logger logger;
+  std::string error;
+  const auto address = parse_listen_address(flags.metrics_listen, error);
+  if (!address) return usage("--metrics-listen: " + error);
+  audit::AuditMetrics metrics;
+  httplib::Server server;
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics.serialize(), "text/plain; version=0.0.4");
+  });
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  const std::string host = address->host.empty() ? "0.0.0.0" : address->host;
+  if (!server.bind_to_port(host.c_str(), address->port)) {
+    logger.error("audit: cannot listen on " + flags.metrics_listen + " for metrics: is the port in use?",
+                 {{"exit_code", 2}});
+    return 2;
+  }
+  std::thread serving([&] { server.listen_after_bind(); });
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGINT, on_stop_signal);
+  logger.info("audit: running every " + std::to_string(flags.interval_ms / 1000) + " s",
+              {{"cluster", client.url("/")}, {"metrics", flags.metrics_listen}, {"write_reports", flags.write_reports}});
+  while (!g_stop) {
+    const auto started = std::chrono::steady_clock::now();
+    RunOutcome outcome = audit_once(policy, flags, &client);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (outcome.result) {
+      const audit::AuditResult& r = *outcome.result;
+      metrics.succeeded(r, unix_now());
+      Json totals = Json::array();
+      for (const auto& t : r.totals)
+        totals.push_back({{"tenant", t.tenant}, {"rule", std::string(policy::name_of(t.rule))},
+                          {"action", std::string(name_of(t.label))}, {"objects", t.objects}, {"pods", t.pods}});
+      logger.info("audit: run complete", {{"seconds", seconds}, {"judged", r.judged}, {"violating_objects", r.violating()},
+                                          {"objects_with_errors", r.errors()}, {"totals", totals},
+                                          {"reports", {{"created", outcome.writes.created}, {"updated", outcome.writes.updated},
+                                                       {"deleted", outcome.writes.deleted},
+                                                       {"unchanged", outcome.writes.unchanged}}}});
+    } else {
+      metrics.failed(seconds, unix_now());
+      logger.error("audit: run failed; the next run tries again", {{"error", outcome.error}, {"seconds", seconds}});
+    }
+    const auto next = started + std::chrono::milliseconds(flags.interval_ms);
+    while (!g_stop && std::chrono::steady_clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  server.stop();
+  serving.join();
+  logger.info("audit: stopped");
+  return 0;
+}
+
+}  // namespace
+
+int run_audit(const Args& args) {
+  const ParsedArgs parsed = parse_args(args, {{"--policy", "-p"}, {"--kubeconfig", ""}, {"--namespace", "-n"},
+                                              {"--output", "-o"}, {"--write-reports", "", false}, {"--interval", ""},
+                                              {"--metrics-listen", ""}, {"--page-size", ""}, {"--help", "-h", false}});
+  if (parsed.has("--help")) {
+    std::fputs(kAuditHelp, stdout);
+    return 0;
+  }
+  if (parsed.error) return usage(*parsed.error);
+  AuditFlags flags;
+  if (const std::string error = read_flags(parsed, flags); !error.empty()) return usage(error);
+  PolicyLoad load = load_policy_document(flags.policy_path);
+  if (!load.ok()) {
+    std::fprintf(stderr, "%sgpu-admission audit: the policy is invalid\n", load.report().c_str());
+    return 2;
+  }
+  std::unique_ptr<cluster::KubeClient> client;
+  if (flags.files.empty()) {
+    auto choice = cluster::choose_cluster_config(cluster::ClusterMode::Required, flags.kubeconfig);
+    if (!choice.config)
+      return usage("no cluster to read: " + (choice.error.empty() ? choice.reason : choice.error) +
+                   " (give --kubeconfig, run in a pod, or give FILEs)");
+    client = std::make_unique<cluster::KubeClient>(std::move(*choice.config));
+    if (std::string error; !client->init(error)) return usage("cluster " + client->url("/") + ": " + error);
+  }
+  if (flags.interval_ms) return audit_forever(*load.policy, flags, *client);
+  RunOutcome outcome = audit_once(*load.policy, flags, client.get());
+  if (!outcome.result) {
+    std::fprintf(stderr, "gpu-admission audit: %s\n", outcome.error.c_str());
+    return 2;
+  }
+  print_result(*outcome.result, flags.output);
+  if (flags.write_reports)
+    std::fprintf(stderr, "PolicyReports: %zu created, %zu updated, %zu deleted, %zu unchanged\n", outcome.writes.created,
+                 outcome.writes.updated, outcome.writes.deleted, outcome.writes.unchanged);
+  return has_deny(*outcome.result) ? 1 : 0;
+}
+
+}  // namespace gpu_admission::webhook
