@@ -344,6 +344,39 @@ func selectorLabels(t *testing.T, res *Result) map[string]string {
 	return sel
 }
 
+// checkRestricted checks a pod spec and its container against Pod Security Standards
+// "restricted": non-root UID 65532, no host namespaces, read-only root filesystem, no privilege
+// escalation, every capability dropped, seccomp RuntimeDefault.
+func checkRestricted(t *testing.T, what string, spec, c obj) {
+	t.Helper()
+	expectEq(t, what+" pod runAsNonRoot", get(spec, "securityContext", "runAsNonRoot"), true)
+	expectEq(t, what+" pod runAsUser", get(spec, "securityContext", "runAsUser"), float64(65532))
+	expectEq(t, what+" pod seccompProfile", str(spec, "securityContext", "seccompProfile", "type"), "RuntimeDefault")
+	for _, f := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+		if get(spec, f) == true {
+			t.Errorf("%s pod sets %s", what, f)
+		}
+	}
+	sc := get(c, "securityContext")
+	expectEq(t, what+" runAsNonRoot", get(sc, "runAsNonRoot"), true)
+	expectEq(t, what+" runAsUser", get(sc, "runAsUser"), float64(65532))
+	expectEq(t, what+" readOnlyRootFilesystem", get(sc, "readOnlyRootFilesystem"), true)
+	expectEq(t, what+" allowPrivilegeEscalation", get(sc, "allowPrivilegeEscalation"), false)
+	expectEq(t, what+" capabilities.drop", strs(sc, "capabilities", "drop"), []string{"ALL"})
+	if add := list(sc, "capabilities", "add"); len(add) > 0 {
+		t.Errorf("%s capabilities.add = %v", what, add)
+	}
+	expectEq(t, what+" seccompProfile", str(sc, "seccompProfile", "type"), "RuntimeDefault")
+	if get(sc, "privileged") == true {
+		t.Errorf("%s container is privileged", what)
+	}
+	for _, v := range list(spec, "volumes") {
+		if get(v, "hostPath") != nil {
+			t.Errorf("%s volume %s is a hostPath", what, str(v, "name"))
+		}
+	}
+}
+
 func checkDeployment(t *testing.T, res *Result) {
 	t.Helper()
 	d := one(t, res, "Deployment")
@@ -401,30 +434,9 @@ func checkDeployment(t *testing.T, res *Result) {
 		expectEq(t, "podAntiAffinity selector", stringMap(get(terms[0], "podAffinityTerm", "labelSelector", "matchLabels")), sel)
 	}
 
-	// Restricted security context (Pod Security Standards "restricted").
-	expectEq(t, "pod runAsNonRoot", get(spec, "securityContext", "runAsNonRoot"), true)
-	expectEq(t, "pod runAsUser", get(spec, "securityContext", "runAsUser"), float64(65532))
-	expectEq(t, "pod seccompProfile", str(spec, "securityContext", "seccompProfile", "type"), "RuntimeDefault")
-	for _, f := range []string{"hostNetwork", "hostPID", "hostIPC"} {
-		if get(spec, f) == true {
-			t.Errorf("pod sets %s", f)
-		}
-	}
 	c := container(t, res)
+	checkRestricted(t, "webhook", spec, c)
 	checkClusterState(t, res, spec, c)
-	sc := get(c, "securityContext")
-	expectEq(t, "runAsNonRoot", get(sc, "runAsNonRoot"), true)
-	expectEq(t, "runAsUser", get(sc, "runAsUser"), float64(65532))
-	expectEq(t, "readOnlyRootFilesystem", get(sc, "readOnlyRootFilesystem"), true)
-	expectEq(t, "allowPrivilegeEscalation", get(sc, "allowPrivilegeEscalation"), false)
-	expectEq(t, "capabilities.drop", strs(sc, "capabilities", "drop"), []string{"ALL"})
-	if add := list(sc, "capabilities", "add"); len(add) > 0 {
-		t.Errorf("capabilities.add = %v", add)
-	}
-	expectEq(t, "seccompProfile", str(sc, "seccompProfile", "type"), "RuntimeDefault")
-	if get(sc, "privileged") == true {
-		t.Errorf("container is privileged")
-	}
 
 	// Probes over HTTPS on the webhook port.
 	webhookPort := containerPort(t, c, "https")

@@ -217,3 +217,50 @@ annotations:
   {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The audit's objects: <fullname>-audit, cut so the Service name stays a 63-character DNS label.
+*/}}
+{{- define "gpu-admission.audit.fullname" -}}
+{{- printf "%s-audit" (include "gpu-admission.fullname" . | trunc 57 | trimSuffix "-") }}
+{{- end }}
+
+{{/*
+The audit pod's selector labels. Its app.kubernetes.io/name is not the webhook's, so no selector
+of the webhook matches an audit pod: not the webhook Deployment's own (immutable, so it cannot
+gain a component label), nor the Service's, the PodDisruptionBudget's (an audit pod must never
+count as an available webhook), the NetworkPolicy's, the HorizontalPodAutoscaler's (it scales on
+the Deployment's selector) or the spread constraints'.
+*/}}
+{{- define "gpu-admission.audit.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-audit" (include "gpu-admission.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: audit
+{{- end }}
+
+{{/*
+Standard labels on the audit's objects.
+*/}}
+{{- define "gpu-admission.audit.labels" -}}
+helm.sh/chart: {{ include "gpu-admission.chart" . }}
+{{ include "gpu-admission.audit.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: gpu-admission
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Checks on the audit values that hold even where values.schema.json is skipped. Renders nothing.
+*/}}
+{{- define "gpu-admission.audit.validateValues" -}}
+{{- if not (regexMatch "^[1-9][0-9]*(s|m|h)$" (toString .Values.audit.interval)) }}
+{{- fail (printf "audit.interval must be a duration such as 30s, 10m or 1h, got %q" (toString .Values.audit.interval)) }}
+{{- end }}
+{{- $port := int .Values.audit.metricsPort }}
+{{- if or (lt $port 1) (gt $port 65535) }}
+{{- fail (printf "audit.metricsPort must be a port number between 1 and 65535, got %v" .Values.audit.metricsPort) }}
+{{- end }}
+{{- end }}
