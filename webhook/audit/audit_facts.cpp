@@ -3,6 +3,15 @@
 #include <algorithm>
 
 namespace gpu_admission::webhook::audit {
+namespace {
+
+std::string claim_key(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name) {
+  std::string key(1, kind == policy::ClaimKind::Template ? 'T' : 'C');
+  key.append(namespace_name).append(1, '/').append(name);
+  return key;
+}
+
+}  // namespace
 
 bool AuditFacts::add_namespace(simdjson::dom::element object, std::string& problem) {
   std::string_view name;
@@ -27,13 +36,13 @@ std::shared_ptr<const cluster::ClaimEntry> AuditFacts::add_claim(simdjson::dom::
                                                                  std::string_view api_version,
                                                                  std::string_view namespace_name, std::string_view name) {
   auto entry = cluster::make_claim_entry(object, kind, api_version);
-  claims_.insert_or_assign(ClaimKey{kind, std::string(namespace_name), std::string(name)}, entry);
+  claims_.insert_or_assign(claim_key(kind, namespace_name, name), entry);
   return entry;
 }
 
 const policy::ClaimView* AuditFacts::find(policy::ClaimKind kind, std::string_view namespace_name,
                                           std::string_view name) const {
-  auto it = claims_.find(std::tuple{kind, namespace_name, name});
+  auto it = claims_.find(claim_key(kind, namespace_name, name));
   if (it == claims_.end() || !it->second->ok()) return nullptr;
   return &it->second->view;
 }

@@ -8,7 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 
 #include <simdjson.h>
 
@@ -39,8 +39,8 @@ class AuditFacts final : public policy::ClaimResolver, public policy::NamespaceL
 
  private:
   std::map<std::string, std::shared_ptr<const cluster::NamespaceEntry>, std::less<>> namespaces_;
-  using ClaimKey = std::tuple<policy::ClaimKind, std::string, std::string>;
-  std::map<ClaimKey, std::shared_ptr<const cluster::ClaimEntry>, std::less<>> claims_;
+  // By claim_key(kind, namespace, name).
+  std::unordered_map<std::string, std::shared_ptr<const cluster::ClaimEntry>> claims_;
 };
 
 }  // namespace gpu_admission::webhook::audit

@@ -9,8 +9,16 @@
 namespace gpu_admission::webhook::audit {
 namespace {
 
+// Names come from objects (an ownerReference's kind and name are any string): control
+// characters are shown as '?' so a line of the report stays one line.
+std::string printable(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+
 std::string subject_name(const AuditSubject& s) {
-  return s.namespace_name + "/" + s.ref.kind + "/" + s.ref.name;
+  return printable(s.namespace_name + "/" + s.ref.kind + "/" + s.ref.name);
 }
 
 std::string format(const char* pattern, auto... args) {
@@ -58,11 +66,11 @@ std::string audit_text(const AuditResult& r) {
     out += "\n" + subject_name(s) + format(" (tenant %s, %u pod%s, %u violating)\n", s.tenant.c_str(), s.pods,
                                            s.pods == 1 ? "" : "s", s.violating_pods);
     for (const auto& f : s.findings)
-      out += "  " + std::string(name_of(label_of(f))) + " " + std::string(policy::name_of(f.rule)) + ": " + f.message +
-             (f.field.empty() ? "" : " (" + f.field + ")") +
+      out += "  " + std::string(name_of(label_of(f))) + " " + std::string(policy::name_of(f.rule)) + ": " +
+             printable(f.message) + (f.field.empty() ? "" : " (" + printable(f.field) + ")") +
              (f.excepted() ? " [exception " + std::string(f.exception) + "]" : "") + "\n";
     if (s.more_findings > 0) out += "  ... and " + std::to_string(s.more_findings) + " more findings\n";
-    if (!s.error.empty()) out += "  error: " + s.error + "\n";
+    if (!s.error.empty()) out += "  error: " + printable(s.error) + "\n";
   }
   out += format("\n%zu violating objects, %zu objects with errors\n", r.violating(), r.errors());
   return out;

@@ -12,11 +12,13 @@ constexpr std::string_view kOwnedWorkloads = "workloads with a controller (judge
 constexpr std::string_view kGeneratedClaims = "claims generated for a pod (judged through their template)";
 constexpr std::string_view kNotJudged = "objects /validate does not judge";
 
+// Subjects are per namespace: a uid another namespace's object has, written into an
+// ownerReference, names a different subject here.
 std::string key_of(const ObjectRef& ref, std::string_view namespace_name) {
-  if (!ref.uid.empty()) return ref.uid;
-  std::string key = ref.api_version;
-  for (std::string_view part : {std::string_view(ref.kind), namespace_name, std::string_view(ref.name)})
-    key.append("/").append(part);
+  std::string key(namespace_name);
+  if (!ref.uid.empty()) return key.append("/").append(ref.uid);
+  for (std::string_view part : {std::string_view(ref.api_version), std::string_view(ref.kind), std::string_view(ref.name)})
+    key.append("//").append(part);
   return key;
 }
 
@@ -130,7 +132,7 @@ void Auditor::add(const AuditKind& kind, simdjson::dom::element object) {
   if (kind.role == KindRole::Claim) return add_claim(kind, object, meta);
   if (finished(kind, object)) return skip(kind.is_pod() ? kFinishedPods : kFinishedJobs);
   if (meta.has_controller && !kind.is_pod()) {
-    owners_.add(meta.uid, meta.controller);
+    owners_.add(meta.namespace_name, meta.uid, meta.controller);
     return skip(kOwnedWorkloads);
   }
   judge(kind, object, meta);
@@ -227,7 +229,7 @@ AuditResult Auditor::finish() {
   std::unordered_map<std::string, AuditSubject> tops;
   for (bool own_top : {true, false})
     for (auto& [key, s] : subjects_) {
-      const ObjectRef top = owners_.top(s.ref);
+      const ObjectRef top = owners_.top(s.namespace_name, s.ref);
       const std::string top_key = key_of(top, s.namespace_name);
       if ((top_key == key) != own_top) continue;
       auto [it, inserted] = tops.try_emplace(top_key);

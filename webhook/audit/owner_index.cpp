@@ -28,15 +28,26 @@ bool read_controller(simdjson::dom::element object, ObjectRef& out) {
   return found_first;
 }
 
-void OwnerIndex::add(std::string_view uid, ObjectRef owner) {
-  if (uid.empty() || owner.uid == uid) return;
-  controller_of_.insert_or_assign(std::string(uid), std::move(owner));
+namespace {
+
+std::string link_key(std::string_view namespace_name, std::string_view uid) {
+  std::string key(namespace_name);
+  key += '/';
+  key += uid;
+  return key;
 }
 
-const ObjectRef& OwnerIndex::top(const ObjectRef& start) const {
+}  // namespace
+
+void OwnerIndex::add(std::string_view namespace_name, std::string_view uid, ObjectRef owner) {
+  if (uid.empty() || owner.uid == uid) return;
+  controller_of_.insert_or_assign(link_key(namespace_name, uid), std::move(owner));
+}
+
+const ObjectRef& OwnerIndex::top(std::string_view namespace_name, const ObjectRef& start) const {
   const ObjectRef* at = &start;
   for (int depth = 0; depth < kMaxOwnerDepth && !at->uid.empty(); ++depth) {
-    auto it = controller_of_.find(at->uid);
+    auto it = controller_of_.find(link_key(namespace_name, at->uid));
     if (it == controller_of_.end()) break;
     at = &it->second;
   }

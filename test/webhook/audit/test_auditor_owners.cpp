@@ -151,3 +151,21 @@ TEST_CASE("audit: an owner chain that loops ends, and every pod still counts onc
   REQUIRE(r.subjects.size() == 1);
   CHECK(r.subjects[0].pods == 1);
 }
+
+TEST_CASE("audit: an ownerReference to another namespace's uid neither hides a pod nor frames that owner", "[audit]") {
+  // beta-dev's privileged pod names team-alpha's ReplicaSet (whose Deployment is clean) by uid.
+  const std::string yaml =
+      deployment("web", "d-1", "") + replicaset("web-1", "r-1", "web", "d-1", "") +
+      pod("web-1-a", "p-a", owner_ref("apps/v1", "ReplicaSet", "web-1", "r-1"), "") +
+      pod("sneaky", "p-s", owner_ref("apps/v1", "ReplicaSet", "web-1", "r-1"), kPrivileged, "beta-dev");
+  const AuditResult r = audit_yaml(yaml);
+  REQUIRE(r.subjects.size() == 1);
+  const AuditSubject& s = r.subjects[0];
+  CHECK(s.namespace_name == "beta-dev");
+  CHECK(s.ref.kind == "ReplicaSet");  // as its own reference says: no chain outside its namespace
+  CHECK(s.tenant == "beta");
+  CHECK(s.pods == 1);
+  CHECK(find_total(r, "beta", "privileged"));
+  CHECK_FALSE(find_total(r, "alpha", "privileged"));
+  CHECK(r.namespaces.at("team-alpha").passed == 1);  // the Deployment with its one pod
+}
