@@ -126,7 +126,9 @@ void FakeApiServer::write_kubeconfig(const std::string& path) const {
       {"apiVersion", "v1"},
       {"kind", "Config"},
       {"current-context", "fake"},
-      {"clusters", Json::array({{{"name", "fake"}, {"cluster", {{"server", server_url()}, {"certificate-authority", dir_ + "/tls.crt"}}}}})},
+      {"clusters",
+       Json::array({{{"name", "fake"},
+                     {"cluster", {{"server", server_url()}, {"certificate-authority", dir_ + "/tls.crt"}}}}})},
       {"users", Json::array({{{"name", "fake-user"}, {"user", {{"token", token}}}}})},
       {"contexts", Json::array({{{"name", "fake"}, {"context", {{"cluster", "fake"}, {"user", "fake-user"}}}}})}};
   std::ofstream(path) << config.dump(2);
@@ -303,7 +305,8 @@ void FakeApiServer::route() {
     using Handled = httplib::Server::HandlerResponse;
     if (!res.body.empty()) return Handled::Unhandled;
     if (res.status == 404) fake::reply(res, 404, fake::no_such_path());
-    else if (res.status == 413) fake::reply(res, 413, fake::status(413, "RequestEntityTooLarge", "Request entity too large"));
+    else if (res.status == 413)
+      fake::reply(res, 413, fake::status(413, "RequestEntityTooLarge", "Request entity too large"));
     else fake::reply(res, res.status, fake::status(res.status, "InternalError", "the request could not be served"));
     return Handled::Handled;
   }));

@@ -73,8 +73,8 @@ inline Listed list_all(Client& client, const std::string& path, int limit) {
   Listed listed;
   std::string token;
   do {
-    const std::string url = path + (path.find('?') == std::string::npos ? "?" : "&") + "limit=" + std::to_string(limit) +
-                            (token.empty() ? "" : "&continue=" + escaped(token));
+    const std::string url = path + (path.find('?') == std::string::npos ? "?" : "&") +
+                            "limit=" + std::to_string(limit) + (token.empty() ? "" : "&continue=" + escaped(token));
     const auto answer = client.send("GET", url);
     INFO(url);
     REQUIRE(answer.status == 200);
@@ -96,15 +96,23 @@ inline Json pod(const std::string& ns, const std::string& name, const Json& labe
 inline const ResourceType kPyTorchJobs = {"kubeflow.org", "v1", "pytorchjobs", "PyTorchJob"};
 
 inline Json policy_report_object(const std::string& ns, const std::string& result = "fail") {
-  return {{"apiVersion", "wgpolicyk8s.io/v1alpha2"},
-          {"kind", "PolicyReport"},
-          {"metadata", {{"name", "gpu-admission"}, {"namespace", ns}, {"labels", {{"app.kubernetes.io/managed-by", "gpu-admission"}}}}},
-          {"summary", {{"pass", 1}, {"fail", 1}, {"warn", 0}, {"error", 0}, {"skip", 0}}},
-          {"results", Json::array({{{"policy", "gpu-admission"}, {"rule", "gpu-cap"}, {"result", result},
-                                    {"severity", "medium"}, {"scored", true}, {"properties", {{"field", "spec"}}},
-                                    {"timestamp", {{"seconds", 1700000000}, {"nanos", 0}}},
-                                    {"resources", Json::array({{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "train"},
-                                                                {"namespace", ns}}})}}})}};
+  return {
+      {"apiVersion", "wgpolicyk8s.io/v1alpha2"},
+      {"kind", "PolicyReport"},
+      {"metadata",
+       {{"name", "gpu-admission"}, {"namespace", ns}, {"labels", {{"app.kubernetes.io/managed-by", "gpu-admission"}}}}},
+      {"summary", {{"pass", 1}, {"fail", 1}, {"warn", 0}, {"error", 0}, {"skip", 0}}},
+      {"results",
+       Json::array(
+           {{{"policy", "gpu-admission"},
+             {"rule", "gpu-cap"},
+             {"result", result},
+             {"severity", "medium"},
+             {"scored", true},
+             {"properties", {{"field", "spec"}}},
+             {"timestamp", {{"seconds", 1700000000}, {"nanos", 0}}},
+             {"resources",
+              Json::array({{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "train"}, {"namespace", ns}}})}}})}};
 }
 
 }  // namespace cluster_test

@@ -16,7 +16,8 @@
 namespace cluster_test {
 namespace {
 
-const std::vector<std::string> kVerbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+const std::vector<std::string> kVerbs = {"create", "delete", "deletecollection", "get",
+                                         "list", "patch", "update", "watch"};
 
 ResourceType core(std::string resource, std::string kind, std::vector<std::string> short_names,
                   std::vector<std::string> categories, bool namespaced = true) {
@@ -138,7 +139,8 @@ std::string FakeApiServer::resolve_locked(const std::string& resource, std::stri
 const ResourceType* FakeApiServer::preferred_locked(const std::string& name) const {
   const ResourceType* best = nullptr;
   for (const ResourceType& type : resources_)
-    if (type.name() == name && (best == nullptr || version_rank(type.version) > version_rank(best->version))) best = &type;
+    if (type.name() == name && (best == nullptr || version_rank(type.version) > version_rank(best->version)))
+      best = &type;
   return best;
 }
 
@@ -153,9 +155,12 @@ bool FakeApiServer::serve_discovery(const std::vector<std::string>& segments, ht
   if (segments.empty() || segments.size() > (core_path ? 2u : 3u)) return false;
   std::lock_guard lock(mutex_);
   if (core_path && segments.size() == 1) {
-    fake::reply(res, 200, {{"kind", "APIVersions"}, {"versions", {"v1"}},
-                           {"serverAddressByClientCIDRs",
-                            Json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1:" + std::to_string(port_)}}})}});
+    fake::reply(
+        res, 200,
+        {{"kind", "APIVersions"},
+         {"versions", {"v1"}},
+         {"serverAddressByClientCIDRs",
+          Json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1:" + std::to_string(port_)}}})}});
     return true;
   }
   // /api/v1 names the core group and its version; /apis, /apis/GROUP, /apis/GROUP/VERSION.
@@ -180,7 +185,8 @@ bool FakeApiServer::serve_discovery(const std::vector<std::string>& segments, ht
     const auto newest = std::max_element(listed.begin(), listed.end(), [](const std::string& a, const std::string& b) {
       return version_rank(a) < version_rank(b);
     });
-    Json entry = {{"name", group}, {"versions", Json::array()}, {"preferredVersion", group_version_entry(group, *newest)}};
+    Json entry = {
+        {"name", group}, {"versions", Json::array()}, {"preferredVersion", group_version_entry(group, *newest)}};
     for (const std::string& version : listed) entry["versions"].push_back(group_version_entry(group, version));
     return entry;
   };

@@ -55,7 +55,8 @@ struct InfixOperator {
 constexpr std::array<InfixOperator, 3> kInfixOperators = {{
     {"!=", Requirement::Op::NotEquals}, {"==", Requirement::Op::Equals}, {"=", Requirement::Op::Equals}}};
 // The set operators, written `key in (a,b)`.
-constexpr std::array<InfixOperator, 2> kSetOperators = {{{" notin ", Requirement::Op::NotIn}, {" in ", Requirement::Op::In}}};
+constexpr std::array<InfixOperator, 2> kSetOperators = {
+    {{" notin ", Requirement::Op::NotIn}, {" in ", Requirement::Op::In}}};
 
 bool parse_requirement(std::string_view term, Requirement& out, std::string& error) {
   term = trimmed(term);
@@ -86,7 +87,9 @@ bool parse_requirement(std::string_view term, Requirement& out, std::string& err
     return plain_word(out.key) && (out.values[0].empty() || plain_word(out.values[0])) ? true : fail();
   }
   const bool negated = !term.empty() && term.front() == '!';
-  out = {std::string(trimmed(term.substr(negated ? 1 : 0))), negated ? Requirement::Op::NotExists : Requirement::Op::Exists, {}};
+  out = {std::string(trimmed(term.substr(negated ? 1 : 0))),
+         negated ? Requirement::Op::NotExists : Requirement::Op::Exists,
+         {}};
   return plain_word(out.key) ? true : fail();
 }
 
@@ -149,7 +152,8 @@ std::string field_of(const Json& object, std::string_view path) {
 bool selected(const Json& object, const std::vector<Requirement>& labels, const std::vector<Requirement>& fields) {
   const Json* label_map = nullptr;
   if (const auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object())
-    if (const auto found = metadata->find("labels"); found != metadata->end() && found->is_object()) label_map = &*found;
+    if (const auto found = metadata->find("labels"); found != metadata->end() && found->is_object())
+      label_map = &*found;
   for (const Requirement& requirement : labels) {
     std::optional<std::string> value;
     if (label_map != nullptr)
@@ -223,7 +227,8 @@ void FakeApiServer::list(const Target& target, const httplib::Request& req, http
     Json gone = fake::status(410, "Expired",
                              "The provided continue parameter is too old to display a consistent list result. You can "
                              "start a new list without the continue parameter.");
-    gone["metadata"]["continue"] = continue_token(continue_epoch_, after);  // an inconsistent continuation, as the real one
+    // An inconsistent continuation, as the real server offers one.
+    gone["metadata"]["continue"] = continue_token(continue_epoch_, after);
     return fake::reply(res, 410, gone);
   }
   counters.list_pages++;
@@ -300,7 +305,8 @@ void FakeApiServer::watch(const Target& target, const httplib::Request& req, htt
   const std::string prefix = target.namespace_name.empty() ? "" : target.namespace_name + "/";
   res.set_chunked_content_provider("application/json", [this, target, prefix, state](size_t, httplib::DataSink& sink) {
     if (state->expired) {
-      const std::string line = Json{{"type", "ERROR"}, {"object", fake::status(410, "Expired", "too old resource version")}}.dump() + "\n";
+      const std::string line =
+          Json{{"type", "ERROR"}, {"object", fake::status(410, "Expired", "too old resource version")}}.dump() + "\n";
       sink.write(line.data(), line.size());
       sink.done();
       return true;
@@ -311,7 +317,8 @@ void FakeApiServer::watch(const Target& target, const httplib::Request& req, htt
       changed_.wait_for(lock, 50ms);
       if (stopping_ || state->generation != cut_generation_) return false;  // abrupt: no final chunk
       for (const Event& event : events_) {
-        if (event.rv <= state->from || event.resource != target.name || event.key.compare(0, prefix.size(), prefix) != 0)
+        if (event.rv <= state->from || event.resource != target.name ||
+            event.key.compare(0, prefix.size(), prefix) != 0)
           continue;
         if (event.object.is_null())
           lines.push_back(R"({"type":")" + event.type + R"(","object":)" + event.raw + "}\n");

@@ -22,7 +22,9 @@ std::string text_of(const Json& object, const char* field) {
 
 // A lowercase RFC 1123 subdomain, what object names must be.
 bool valid_name(std::string_view name) {
-  const auto alnum = [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)); };
+  const auto alnum = [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c));
+  };
   if (name.empty() || name.size() > 253 || !alnum(name.front()) || !alnum(name.back())) return false;
   return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
 }
@@ -41,8 +43,10 @@ void check_metadata(const Json& metadata, Problems& problems) {
   if (!labels->is_object()) return problems.push_back("metadata.labels: Invalid value: must be a map of strings");
   for (const auto& [key, value] : labels->items()) {
     if (!value.is_string() || !valid_label_value(value.get<std::string>()))
-      problems.push_back("metadata.labels: Invalid value: " + value.dump() + ": a valid label must be an empty string "
-                         "or consist of alphanumeric characters, '-', '_' or '.', at most 63 characters (label " + key + ")");
+      problems.push_back("metadata.labels: Invalid value: " + value.dump() +
+                         ": a valid label must be an empty string "
+                         "or consist of alphanumeric characters, '-', '_' or '.', at most 63 characters (label " +
+                         key + ")");
   }
 }
 
@@ -51,7 +55,8 @@ Json invalid(const ResourceType& type, const std::string& name, const Problems& 
   Json causes = Json::array();
   for (size_t i = 0; i < problems.size(); ++i) {
     const size_t colon = problems[i].find(": ");
-    causes.push_back({{"reason", "FieldValueInvalid"}, {"message", problems[i]}, {"field", problems[i].substr(0, colon)}});
+    causes.push_back(
+        {{"reason", "FieldValueInvalid"}, {"message", problems[i]}, {"field", problems[i].substr(0, colon)}});
     message += (i == 0 ? (problems.size() > 1 ? "[" : "") : ", ") + problems[i];
   }
   if (problems.size() > 1) message += "]";
@@ -83,7 +88,8 @@ bool read_written(const ResourceType& type, const std::string& namespace_name, c
     problem = "the API version in the data (" + text_of(object, "apiVersion") +
               ") does not match the expected API version (" + type.group_version() + ")";
   else if (object["kind"] != type.kind)
-    problem = "the kind in the data (" + text_of(object, "kind") + ") does not match the expected kind (" + type.kind + ")";
+    problem =
+        "the kind in the data (" + text_of(object, "kind") + ") does not match the expected kind (" + type.kind + ")";
   else if (object.contains("metadata") && !object["metadata"].is_object()) problem = "metadata must be an object";
   if (problem.empty()) {
     Json& metadata = object["metadata"];
@@ -131,19 +137,23 @@ void FakeApiServer::create(const Target& target, const httplib::Request& req, ht
       metadata["name"] = name;
     }
     Problems problems = content_problems(target.type, object);
-    if (name.empty()) problems.insert(problems.begin(), "metadata.name: Required value: name or generateName is required");
+    if (name.empty())
+      problems.insert(problems.begin(), "metadata.name: Required value: name or generateName is required");
     else if (!valid_name(name))
-      problems.insert(problems.begin(), "metadata.name: Invalid value: \"" + name + "\": a lowercase RFC 1123 subdomain must "
-                                        "consist of lower case alphanumeric characters, '-' or '.', and must start and "
-                                        "end with an alphanumeric character");
+      problems.insert(problems.begin(),
+                      "metadata.name: Invalid value: \"" + name +
+                          "\": a lowercase RFC 1123 subdomain must "
+                          "consist of lower case alphanumeric characters, '-' or '.', and must start and "
+                          "end with an alphanumeric character");
     if (!problems.empty()) return fake::reply(res, 422, invalid(target.type, name, problems));
     if (!text_of(metadata, "resourceVersion").empty())
       return fake::reply(res, 500, fake::status(500, "InternalError", "Internal error occurred: resourceVersion should "
                                                                       "not be set on objects to be created"));
     const std::string key = text_of(metadata, "namespace") + "/" + name;
     if (objects_[target.name].count(key) > 0)
-      return fake::reply(res, 409, fake::status(409, "AlreadyExists", fake::quoted(target.type, name) + " already exists",
-                                                fake::object_details(target.type, name)));
+      return fake::reply(res, 409,
+                         fake::status(409, "AlreadyExists", fake::quoted(target.type, name) + " already exists",
+                                      fake::object_details(target.type, name)));
     metadata["uid"] = next_uid_locked();
     metadata["creationTimestamp"] = fake::now_rfc3339();
     metadata["generation"] = 1;
@@ -160,8 +170,9 @@ void FakeApiServer::update(const Target& target, const httplib::Request& req, ht
   Json& metadata = object["metadata"];
   const std::string name = text_of(metadata, "name");
   if (name != target.object_name)
-    return fake::reply(res, 400, fake::bad_request("the name of the object (" + name +
-                                                   ") does not match the name on the URL (" + target.object_name + ")"));
+    return fake::reply(res, 400,
+                       fake::bad_request("the name of the object (" + name + ") does not match the name on the URL (" +
+                                         target.object_name + ")"));
   {
     std::lock_guard lock(mutex_);
     const Problems problems = content_problems(target.type, object);
@@ -175,11 +186,15 @@ void FakeApiServer::update(const Target& target, const httplib::Request& req, ht
     const Json old_metadata = before.value("metadata", Json::object());
     const std::string rv = text_of(metadata, "resourceVersion"), uid = text_of(metadata, "uid");
     if (!rv.empty() && !it->second.is_raw && rv != text_of(old_metadata, "resourceVersion"))
-      return fake::reply(res, 409, conflict(target.type, name, "the object has been modified; please apply your changes "
-                                                               "to the latest version and try again"));
+      return fake::reply(res, 409,
+                         conflict(target.type, name,
+                                  "the object has been modified; please apply your changes "
+                                  "to the latest version and try again"));
     if (!uid.empty() && !it->second.is_raw && uid != text_of(old_metadata, "uid"))
-      return fake::reply(res, 409, conflict(target.type, name, "Precondition failed: UID in precondition: " + uid +
-                                                               ", UID in object meta: " + text_of(old_metadata, "uid")));
+      return fake::reply(res, 409,
+                         conflict(target.type, name,
+                                  "Precondition failed: UID in precondition: " + uid +
+                                      ", UID in object meta: " + text_of(old_metadata, "uid")));
     // What the server owns stays the server's.
     for (const char* field : {"uid", "creationTimestamp"})
       if (old_metadata.contains(field)) metadata[field] = old_metadata[field];
@@ -207,9 +222,10 @@ void FakeApiServer::erase(const Target& target, const httplib::Request& req, htt
     for (const auto& [field, said] : {std::pair{"uid", "UID"}, std::pair{"resourceVersion", "ResourceVersion"}}) {
       const std::string wanted = text_of(preconditions, field), actual = text_of(metadata, field);
       if (!wanted.empty() && wanted != actual)
-        return fake::reply(res, 409, conflict(target.type, target.object_name,
-                                              std::string("Precondition failed: ") + said + " in precondition: " + wanted +
-                                                  ", " + said + " in object meta: " + actual));
+        return fake::reply(res, 409,
+                           conflict(target.type, target.object_name,
+                                    std::string("Precondition failed: ") + said + " in precondition: " + wanted + ", " +
+                                        said + " in object meta: " + actual));
     }
     Json details = fake::object_details(target.type, target.object_name);
     details["uid"] = text_of(metadata, "uid");

@@ -41,7 +41,8 @@ const std::vector<FieldRule> kResultFields = {
     {"resources", FieldType::Array},
     {"resourceSelector", FieldType::Object},
     {"timestamp", FieldType::Object}};
-const std::vector<FieldRule> kTimestampFields = {{"seconds", FieldType::Integer, true}, {"nanos", FieldType::Integer, true}};
+const std::vector<FieldRule> kTimestampFields = {{"seconds", FieldType::Integer, true},
+                                                 {"nanos", FieldType::Integer, true}};
 const std::vector<FieldRule> kReferenceFields = {
     {"apiVersion", FieldType::String}, {"fieldPath", FieldType::String}, {"kind", FieldType::String},
     {"name", FieldType::String},       {"namespace", FieldType::String}, {"resourceVersion", FieldType::String},
@@ -97,10 +98,12 @@ void check_fields(Json& object, const std::vector<FieldRule>& rules, const std::
       type_problem(field, *found, type.name, problems);
       continue;
     }
-    if (rule.allowed.empty() || std::find(rule.allowed.begin(), rule.allowed.end(), found->get<std::string>()) != rule.allowed.end())
+    if (rule.allowed.empty() ||
+        std::find(rule.allowed.begin(), rule.allowed.end(), found->get<std::string>()) != rule.allowed.end())
       continue;
     std::string supported;
-    for (const std::string_view value : rule.allowed) supported += (supported.empty() ? "\"" : ", \"") + std::string(value) + "\"";
+    for (const std::string_view value : rule.allowed)
+      supported += (supported.empty() ? "\"" : ", \"") + std::string(value) + "\"";
     problems.push_back(field + ": Unsupported value: " + found->dump() + ": supported values: " + supported);
   }
 }

@@ -11,10 +11,12 @@ using namespace cluster_test;
 
 namespace {
 const std::string kReports = "/apis/wgpolicyk8s.io/v1alpha2/namespaces/team-a/policyreports";
+const std::string kTeamBReports = "/apis/wgpolicyk8s.io/v1alpha2/namespaces/team-b/policyreports";
 Json report(const std::string& ns, const std::string& result = "fail") { return policy_report_object(ns, result); }
 }  // namespace
 
-TEST_CASE("fake API server: PolicyReports are created, read, updated and deleted as on a real server", "[cluster][fake]") {
+TEST_CASE("fake API server: PolicyReports are created, read, updated and deleted as on a real server",
+          "[cluster][fake]") {
   FakeApiServer server;
   REQUIRE(server.start());
   Client client(server);
@@ -61,11 +63,11 @@ TEST_CASE("fake API server: PolicyReports are created, read, updated and deleted
   CHECK(client.send("PUT", kReports + "/absent", absent).body["reason"] == "NotFound");
 
   // Lists, with a label selector, per namespace and cluster-wide.
-  REQUIRE(client.send("POST", "/apis/wgpolicyk8s.io/v1alpha2/namespaces/team-b/policyreports", report("team-b")).status == 201);
+  REQUIRE(client.send("POST", kTeamBReports, report("team-b")).status == 201);
   Json other = report("team-b");
   other["metadata"]["name"] = "someone-else";
   other["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "kyverno"}};
-  REQUIRE(client.send("POST", "/apis/wgpolicyk8s.io/v1alpha2/namespaces/team-b/policyreports", other).status == 201);
+  REQUIRE(client.send("POST", kTeamBReports, other).status == 201);
   const std::string ours = "?labelSelector=" + escaped("app.kubernetes.io/managed-by=gpu-admission");
   CHECK(list_all(client, "/apis/wgpolicyk8s.io/v1alpha2/policyreports" + ours, 1).keys ==
         std::vector<std::string>{"team-a/gpu-admission", "team-b/gpu-admission"});
@@ -73,7 +75,8 @@ TEST_CASE("fake API server: PolicyReports are created, read, updated and deleted
   CHECK(list_all(client, kReports, 10).keys.size() == 1);
 
   // DeleteOptions preconditions are checked.
-  const Json stale_precondition = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", {{"uid", "not-it"}}}};
+  const Json stale_precondition = {
+      {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", {{"uid", "not-it"}}}};
   CHECK(client.send("DELETE", kReports + "/gpu-admission", stale_precondition).status == 409);
   const Json precondition = {{"preconditions", {{"uid", metadata["uid"]}}}};
   const auto deleted = client.send("DELETE", kReports + "/gpu-admission", precondition);
@@ -156,7 +159,7 @@ TEST_CASE("fake API server: PolicyReport writes are checked like the real server
   gpu_admission::webhook::PolicyReportOptions options;
   options.timestamp_seconds = 1700000000;
   const Json built = gpu_admission::webhook::policy_report("team-b", {subject}, options);
-  const auto accepted = client.send("POST", "/apis/wgpolicyk8s.io/v1alpha2/namespaces/team-b/policyreports", built);
+  const auto accepted = client.send("POST", kTeamBReports, built);
   INFO(accepted.body.dump());
   CHECK(accepted.status == 201);
   CHECK(accepted.body["results"] == built["results"]);
@@ -173,9 +176,9 @@ TEST_CASE("fake API server: without the PolicyReport CRD every report path is 40
   REQUIRE(server.start());
   Client client(server);
   CHECK(client.send("GET", "/apis").body.dump().find("wgpolicyk8s.io") == std::string::npos);
-  for (const std::string& path : std::vector<std::string>{"/apis/wgpolicyk8s.io", "/apis/wgpolicyk8s.io/v1alpha2", kReports,
-                                                         kReports + "/gpu-admission",
-                                                         "/apis/wgpolicyk8s.io/v1alpha2/policyreports"}) {
+  for (const std::string& path :
+       std::vector<std::string>{"/apis/wgpolicyk8s.io", "/apis/wgpolicyk8s.io/v1alpha2", kReports,
+                                kReports + "/gpu-admission", "/apis/wgpolicyk8s.io/v1alpha2/policyreports"}) {
     INFO(path);
     const auto answer = client.send("GET", path);
     CHECK(answer.status == 404);
@@ -196,7 +199,8 @@ TEST_CASE("fake API server: without the PolicyReport CRD every report path is 40
   // The cluster-scoped kind: no namespace in its path or on the stored object.
   Json cluster_report = report("");
   cluster_report["kind"] = "ClusterPolicyReport";
-  const auto cluster_created = client.send("POST", "/apis/wgpolicyk8s.io/v1alpha2/clusterpolicyreports", cluster_report);
+  const auto cluster_created =
+      client.send("POST", "/apis/wgpolicyk8s.io/v1alpha2/clusterpolicyreports", cluster_report);
   CHECK(cluster_created.status == 201);
   CHECK_FALSE(cluster_created.body["metadata"].contains("namespace"));
   CHECK(client.send("GET", "/apis/wgpolicyk8s.io/v1alpha2/clusterpolicyreports").body["items"].size() == 1);

@@ -29,7 +29,8 @@ TEST_CASE("fake API server: discovery names every served group, version and reso
   const auto core = client.send("GET", "/api/v1");
   REQUIRE(core.status == 200);
   const auto& core_resources = core.body["resources"];
-  const auto pods = std::find_if(core_resources.begin(), core_resources.end(), [](const Json& r) { return r["name"] == "pods"; });
+  const auto pods =
+      std::find_if(core_resources.begin(), core_resources.end(), [](const Json& r) { return r["name"] == "pods"; });
   REQUIRE(pods != core_resources.end());
   CHECK((*pods)["kind"] == "Pod");
   CHECK((*pods)["singularName"] == "pod");
@@ -44,7 +45,8 @@ TEST_CASE("fake API server: discovery names every served group, version and reso
   REQUIRE(groups.status == 200);
   std::map<std::string, Json> by_name;
   for (const Json& g : groups.body["groups"]) by_name[g["name"]] = g;
-  for (const char* group : {"apps", "batch", "resource.k8s.io", "wgpolicyk8s.io", "kubeflow.org"}) CHECK(by_name.count(group) == 1);
+  for (const char* group : {"apps", "batch", "resource.k8s.io", "wgpolicyk8s.io", "kubeflow.org"})
+    CHECK(by_name.count(group) == 1);
   CHECK(by_name["resource.k8s.io"]["preferredVersion"]["version"] == "v1");
   CHECK(by_name["resource.k8s.io"]["versions"].size() == 3);
   CHECK(by_name["kubeflow.org"]["preferredVersion"]["groupVersion"] == "kubeflow.org/v1");
@@ -105,7 +107,8 @@ TEST_CASE("fake API server: resource names, plain or with their group", "[cluste
   CHECK_FALSE(stored["metadata"].value("resourceVersion", "").empty());
 }
 
-TEST_CASE("fake API server: 2,500 pods page by page in etcd's order, cluster-wide and per namespace", "[cluster][fake]") {
+TEST_CASE("fake API server: 2,500 pods page by page in etcd's order, cluster-wide and per namespace",
+          "[cluster][fake]") {
   FakeApiServer server;
   // Put in a shuffled order; etcd lists by key, namespace/name as bytes (team-a-x/ before team-a/).
   const std::vector<std::string> namespaces = {"team-a", "team-a-x", "default", "team-b", "z"};
@@ -260,7 +263,8 @@ TEST_CASE("fake API server: a watch of one namespace sees that namespace's event
   for (std::string line; std::getline(lines, line);) {
     const Json event = Json::parse(line, nullptr, false);
     REQUIRE(event.is_object());
-    if (event["type"] != "BOOKMARK") events.push_back(event["type"].get<std::string>() + " " + event["object"]["metadata"]["name"].get<std::string>());
+    if (event["type"] != "BOOKMARK")
+      events.push_back(event["type"].get<std::string>() + " " + event["object"]["metadata"]["name"].get<std::string>());
   }
   CHECK(events == std::vector<std::string>{"ADDED a", "ADDED c", "DELETED a"});
   CHECK(server.counters.watches == 1);
@@ -307,7 +311,8 @@ Kubectl kubectl(const TempDir& dir, const std::string& arguments) {
 
 }  // namespace
 
-TEST_CASE("fake API server: kubectl lists pods, workloads, custom resources and PolicyReports", "[cluster][fake][kubectl]") {
+TEST_CASE("fake API server: kubectl lists pods, workloads, custom resources and PolicyReports",
+          "[cluster][fake][kubectl]") {
   if (!kubectl_installed()) {
     WARN("skipped: kubectl not found");
     return;
