@@ -1,9 +1,9 @@
 // A fake Kubernetes API server for the cluster tests: HTTPS on 127.0.0.1 (a self-signed
 // localhost certificate from certs/), a bearer token check, and a table of the resources it
 // serves, each with discovery (/api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION, plain
-// JSON as kubectl accepts it), paged lists (limit/continue, cluster-wide and per namespace, a
-// labelSelector, 410 Gone for expired continue tokens), chunked watches with bookmarks, 410
-// Gone for expired resourceVersions, and single-object GETs. The default table holds the core
+// JSON as kubectl accepts it; /version says v1.32.0), paged lists (limit/continue,
+// cluster-wide and per namespace, a labelSelector, 410 Gone for expired continue tokens),
+// chunked watches with bookmarks, 410 Gone for expired resourceVersions, and single-object GETs. The default table holds the core
 // workloads, apps/v1, batch/v1, resource.k8s.io and the PolicyReport CRD
 // (wgpolicyk8s.io/v1alpha2), which is also written to (POST, PUT, DELETE); tests add custom
 // resources with add_resource(). Fault injection: abrupt disconnects of the watches, slow
