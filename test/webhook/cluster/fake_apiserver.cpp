@@ -1,48 +1,75 @@
-// The fake API server (see fake_apiserver.h), on httplib's SSLServer.
+// The fake API server's core (see fake_apiserver.h) on httplib's SSLServer: starting and
+// stopping, the objects tests put, the routing of every request (discovery, lists, watches,
+// single GETs, writes) and the single-object GETs. Discovery and the resource table live in
+// fake_apiserver_discovery.cpp, lists and watches in fake_apiserver_lists.cpp, writes in
+// fake_apiserver_writes.cpp.
 #include "fake_apiserver.h"
 
 #include <httplib.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "certs/certs.h"
+#include "fake_apiserver_internal.h"
 
 namespace cluster_test {
+namespace fake {
+
+std::string now_rfc3339() {
+  const time_t seconds = ::time(nullptr);
+  struct tm utc {};
+  ::gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace fake
+
 namespace {
 
 using namespace std::chrono_literals;
 
-std::string key_of(const Json& object) {
-  const Json& meta = object["metadata"];
-  return meta.value("namespace", "") + "/" + meta.value("name", "");
+std::string key_of(const Json& metadata) {
+  const auto text = [&](const char* field) {
+    const auto it = metadata.find(field);
+    return it != metadata.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  return text("namespace") + "/" + text("name");
 }
 
-std::string group_version(const std::string& resource) {
-  return resource == "namespaces" || resource == "pods" ? "v1" : "resource.k8s.io/v1";
+// "/apis/apps/v1/deployments" -> {"apis", "apps", "v1", "deployments"}.
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> segments;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t slash = std::min(path.find('/', start), path.size());
+    if (slash > start) segments.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return segments;
 }
 
-std::string kind_of(const std::string& resource) {
-  if (resource == "namespaces") return "Namespace";
-  if (resource == "pods") return "Pod";
-  return resource == "resourceclaims" ? "ResourceClaim" : "ResourceClaimTemplate";
+// The object with apiVersion and kind first, as the API server writes it.
+Json with_type(const Json& object, const ResourceType& type) {
+  Json out = {{"apiVersion", type.group_version()}, {"kind", type.kind}};
+  for (const auto& [field, value] : object.items())
+    if (field != "apiVersion" && field != "kind") out[field] = value;
+  return out;
 }
 
-Json status(int code, const std::string& reason, const std::string& message) {
-  return {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Failure"},
-          {"message", message}, {"reason", reason}, {"code", code}};
-}
-
-void reply(httplib::Response& res, int code, const Json& body) {
-  res.status = code;
-  res.set_content(body.dump(), "application/json");
+Json method_not_allowed() {
+  return fake::status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
 }
 
 }  // namespace
 
-FakeApiServer::FakeApiServer() {
+FakeApiServer::FakeApiServer() : resources_(default_resources()) {
   char pattern[] = "/tmp/gpu-admission-fakeapi-XXXXXX";
   if (const char* made = ::mkdtemp(pattern)) dir_ = made;
   const auto pair = gpu_admission::certs::generate_localhost_pair();
@@ -99,64 +126,119 @@ void FakeApiServer::write_kubeconfig(const std::string& path) const {
       {"apiVersion", "v1"},
       {"kind", "Config"},
       {"current-context", "fake"},
-      {"clusters", Json::array({{{"name", "fake"}, {"cluster", {{"server", server_url()}, {"certificate-authority", dir_ + "/tls.crt"}}}}})},
+      {"clusters",
+       Json::array({{{"name", "fake"},
+                     {"cluster", {{"server", server_url()}, {"certificate-authority", dir_ + "/tls.crt"}}}}})},
       {"users", Json::array({{{"name", "fake-user"}, {"user", {{"token", token}}}}})},
       {"contexts", Json::array({{{"name", "fake"}, {"context", {{"cluster", "fake"}, {"user", "fake-user"}}}}})}};
   std::ofstream(path) << config.dump(2);
 }
 
-void FakeApiServer::put(const std::string& resource, Json object, bool announce) {
-  {
-    std::lock_guard lock(mutex_);
-    const long long rv = ++rv_;
-    object["metadata"]["resourceVersion"] = std::to_string(rv);
-    object["apiVersion"] = group_version(resource);
-    object["kind"] = kind_of(resource);
-    const std::string key = key_of(object);
-    const bool existed = objects_[resource].count(key) > 0 || raw_objects_[resource].erase(key) > 0;
-    objects_[resource][key] = object;
-    if (announce) events_.push_back({rv, resource, existed ? "MODIFIED" : "ADDED", object, {}});
-  }
-  changed_.notify_all();
+std::string FakeApiServer::next_uid_locked() {
+  std::string digits = std::to_string(++uids_);
+  return "00000000-0000-4000-8000-" + std::string(digits.size() < 12 ? 12 - digits.size() : 0, '0') + digits;
 }
 
-void FakeApiServer::put_raw(const std::string& resource, const std::string& namespace_name, const std::string& name,
+void FakeApiServer::store_locked(const std::string& name, const std::string& key, Stored stored, bool announce) {
+  const long long rv = ++rv_;
+  if (!stored.is_raw) {
+    stored.object["metadata"]["resourceVersion"] = std::to_string(rv);
+  } else {
+    const std::string_view prefix = R"({"metadata":{")";
+    if (stored.raw.compare(0, prefix.size(), prefix) == 0)
+      stored.raw.insert(prefix.size() - 1, R"("resourceVersion":")" + std::to_string(rv) + "\",");
+  }
+  auto& store = objects_[name];
+  const bool existed = store.count(key) > 0;
+  if (announce)
+    events_.push_back({rv, name, key, existed ? "MODIFIED" : "ADDED", stored.is_raw ? Json() : stored.object,
+                       stored.is_raw ? stored.raw : std::string()});
+  store[key] = std::move(stored);
+}
+
+bool FakeApiServer::put(const std::string& resource, Json object, bool announce) {
+  if (!object.is_object() || (object.contains("metadata") && !object["metadata"].is_object())) {
+    std::fprintf(stderr, "FakeApiServer::put(%s): the object is not an object with metadata\n", resource.c_str());
+    return false;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    std::string error;
+    const std::string name = resolve_locked(resource, error);
+    if (name.empty()) {
+      std::fprintf(stderr, "FakeApiServer::put: %s\n", error.c_str());
+      return false;
+    }
+    Json& metadata = object["metadata"];
+    const std::string key = key_of(metadata);
+    // An update keeps the object's uid and creation time, as on a real server.
+    const auto& store = objects_[name];
+    const Json* old_metadata = nullptr;
+    if (const auto old = store.find(key); old != store.end() && !old->second.is_raw) {
+      const auto found = old->second.object.find("metadata");
+      if (found != old->second.object.end() && found->is_object()) old_metadata = &*found;
+    }
+    for (const char* field : {"uid", "creationTimestamp"}) {
+      if (metadata.contains(field)) continue;
+      if (old_metadata != nullptr && old_metadata->contains(field)) metadata[field] = (*old_metadata)[field];
+      else metadata[field] = std::string(field) == "uid" ? next_uid_locked() : fake::now_rfc3339();
+    }
+    store_locked(name, key, {with_type(object, *preferred_locked(name)), {}, false}, announce);
+  }
+  changed_.notify_all();
+  return true;
+}
+
+bool FakeApiServer::put_raw(const std::string& resource, const std::string& namespace_name, const std::string& name,
                             std::string json_text, bool announce) {
   {
     std::lock_guard lock(mutex_);
-    const long long rv = ++rv_;
-    const std::string_view prefix = R"({"metadata":{")";
-    if (json_text.compare(0, prefix.size(), prefix) == 0)
-      json_text.insert(prefix.size() - 1, R"("resourceVersion":")" + std::to_string(rv) + "\",");
-    const std::string key = namespace_name + "/" + name;
-    const bool existed = objects_[resource].erase(key) > 0 || raw_objects_[resource].count(key) > 0;
-    raw_objects_[resource][key] = json_text;
-    if (announce) events_.push_back({rv, resource, existed ? "MODIFIED" : "ADDED", Json(), std::move(json_text)});
+    std::string error;
+    const std::string resource_name = resolve_locked(resource, error);
+    if (resource_name.empty()) {
+      std::fprintf(stderr, "FakeApiServer::put_raw: %s\n", error.c_str());
+      return false;
+    }
+    store_locked(resource_name, namespace_name + "/" + name, {Json(), std::move(json_text), true}, announce);
   }
   changed_.notify_all();
+  return true;
+}
+
+bool FakeApiServer::remove_locked(const std::string& name, const std::string& key) {
+  auto& store = objects_[name];
+  const auto it = store.find(key);
+  if (it == store.end()) return false;
+  Stored gone = std::move(it->second);
+  store.erase(it);
+  if (gone.is_raw) {  // its resourceVersion stays the last put_raw's
+    events_.push_back({++rv_, name, key, "DELETED", Json(), std::move(gone.raw)});
+  } else {
+    gone.object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    events_.push_back({rv_, name, key, "DELETED", std::move(gone.object), {}});
+  }
+  return true;
 }
 
 void FakeApiServer::remove(const std::string& resource, const std::string& namespace_name, const std::string& name) {
+  bool removed = false;
   {
     std::lock_guard lock(mutex_);
-    const std::string key = namespace_name + "/" + name;
-    auto& raw_objects = raw_objects_[resource];
-    auto& objects = objects_[resource];
-    const auto it = objects.find(key);
-    if (const auto raw = raw_objects.find(key); raw != raw_objects.end()) {
-      std::string text = std::move(raw->second);  // its resourceVersion stays the last put_raw's
-      raw_objects.erase(raw);
-      events_.push_back({++rv_, resource, "DELETED", Json(), std::move(text)});
-    } else if (it != objects.end()) {
-      Json object = it->second;
-      objects.erase(it);
-      object["metadata"]["resourceVersion"] = std::to_string(++rv_);
-      events_.push_back({rv_, resource, "DELETED", object, {}});
-    } else {
-      return;
-    }
+    std::string error;
+    const std::string resource_name = resolve_locked(resource, error);
+    removed = !resource_name.empty() && remove_locked(resource_name, namespace_name + "/" + name);
   }
-  changed_.notify_all();
+  if (removed) changed_.notify_all();
+}
+
+Json FakeApiServer::stored(const std::string& resource, const std::string& namespace_name,
+                           const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  std::string error;
+  const auto store = objects_.find(resolve_locked(resource, error));
+  if (store == objects_.end()) return nullptr;
+  const auto it = store->second.find(namespace_name + "/" + name);
+  return it == store->second.end() || it->second.is_raw ? Json() : it->second.object;
 }
 
 void FakeApiServer::compact() {
@@ -173,199 +255,117 @@ void FakeApiServer::cut_watches() {
   changed_.notify_all();
 }
 
-std::string FakeApiServer::list_body(const std::string& resource, size_t offset, size_t limit,
-                                     std::string& next) const {
+void FakeApiServer::expire_next_watch(const std::string& resource) {
   std::lock_guard lock(mutex_);
-  // The objects of both kinds in key order: a tree's key, or put_raw's text.
-  std::map<std::string_view, std::pair<const Json*, const std::string*>> all;
-  if (const auto found = objects_.find(resource); found != objects_.end())
-    for (const auto& [key, object] : found->second) all[key].first = &object;
-  if (const auto found = raw_objects_.find(resource); found != raw_objects_.end())
-    for (const auto& [key, text] : found->second) all[key].second = &text;
-  std::string items;
-  size_t index = 0, count = 0;
-  for (const auto& [key, object] : all) {
-    if (index++ < offset) continue;
-    if (count == limit) break;
-    if (count++ > 0) items += ',';
-    if (object.second != nullptr) {
-      items += *object.second;
-    } else {
-      Json item = *object.first;
-      item.erase("apiVersion");
-      item.erase("kind");
-      items += item.dump();
-    }
-  }
-  next = offset + count < all.size() ? "page+" + std::to_string(offset + count) + "/=" : "";
-  Json body = {{"kind", kind_of(resource) + "List"},
-               {"apiVersion", group_version(resource)},
-               {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
-               {"items", Json::array()}};
-  if (!next.empty()) body["metadata"]["continue"] = next;
-  std::string text = body.dump();
-  const std::string empty_items = R"("items":[])";
-  text.insert(text.find(empty_items) + empty_items.size() - 1, items);
-  return text;
+  std::string error;
+  expire_next_watch_ = resolve_locked(resource, error);
+}
+
+void FakeApiServer::expire_continue_tokens() {
+  std::lock_guard lock(mutex_);
+  ++continue_epoch_;
+}
+
+int FakeApiServer::list_pages_of(const std::string& resource) const {
+  std::lock_guard lock(mutex_);
+  std::string error;
+  const auto it = list_pages_.find(resolve_locked(resource, error));
+  return it == list_pages_.end() ? 0 : it->second;
+}
+
+int FakeApiServer::lists_of(const std::string& resource) const {
+  std::lock_guard lock(mutex_);
+  std::string error;
+  const auto it = lists_.find(resolve_locked(resource, error));
+  return it == lists_.end() ? 0 : it->second;
+}
+
+std::vector<WriteRequest> FakeApiServer::writes() const {
+  std::lock_guard lock(mutex_);
+  return writes_;
+}
+
+void FakeApiServer::record_write(const httplib::Request& req, const httplib::Response& res) {
+  std::lock_guard lock(mutex_);
+  writes_.push_back({req.method, req.target, req.body, res.status});
+}
+
+bool FakeApiServer::authorized(const httplib::Request& req, httplib::Response& res) {
+  if (req.get_header_value("Authorization") == "Bearer " + token) return true;
+  counters.unauthorized++;
+  fake::reply(res, 401, fake::status(401, "Unauthorized", "Unauthorized"));
+  return false;
 }
 
 void FakeApiServer::route() {
-  auto authorized = [this](const httplib::Request& req, httplib::Response& res) {
-    if (req.get_header_value("Authorization") == "Bearer " + token) return true;
-    counters.unauthorized++;
-    reply(res, 401, status(401, "Unauthorized", "Unauthorized"));
-    return false;
+  // Bodies past the API server's limit are read and refused by create/update (413); far larger
+  // ones are refused by httplib, and the error handler gives every bodiless error a Status.
+  server_->set_payload_max_length(64u << 20);
+  server_->set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    using Handled = httplib::Server::HandlerResponse;
+    if (!res.body.empty()) return Handled::Unhandled;
+    if (res.status == 404) fake::reply(res, 404, fake::no_such_path());
+    else if (res.status == 413)
+      fake::reply(res, 413, fake::status(413, "RequestEntityTooLarge", "Request entity too large"));
+    else fake::reply(res, res.status, fake::status(res.status, "InternalError", "the request could not be served"));
+    return Handled::Handled;
+  }));
+  const auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+    if (authorized(req, res)) handle(req, res);
+    if (req.method != "GET") record_write(req, res);
   };
-  server_->Get("/api", [=](const httplib::Request& req, httplib::Response& res) {
-    if (authorized(req, res)) reply(res, 200, {{"kind", "APIVersions"}, {"versions", {"v1"}}});
-  });
-  server_->Get("/api/v1", [=](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req, res)) return;
-    reply(res, 200, {{"kind", "APIResourceList"}, {"groupVersion", "v1"},
-                     {"resources", Json::array({{{"name", "namespaces"}, {"singularName", "namespace"},
-                                                 {"namespaced", false}, {"kind", "Namespace"},
-                                                 {"verbs", {"get", "list", "watch"}}, {"shortNames", {"ns"}}}})}});
-  });
-  server_->Get("/apis", [=](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req, res)) return;
-    Json groups = Json::array();
-    if (serve_dra) {
-      Json version = {{"groupVersion", "resource.k8s.io/v1"}, {"version", "v1"}};
-      groups.push_back({{"name", "resource.k8s.io"}, {"versions", {version}}, {"preferredVersion", version}});
-    }
-    reply(res, 200, {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}});
-  });
-  server_->Get("/apis/resource.k8s.io", [=](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req, res)) return;
-    if (!serve_dra) return reply(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
-    reply(res, 200, {{"kind", "APIGroup"}, {"apiVersion", "v1"}, {"name", "resource.k8s.io"},
-                     {"versions", Json::array({{{"groupVersion", "resource.k8s.io/v1beta1"}, {"version", "v1beta1"}},
-                                               {{"groupVersion", "resource.k8s.io/v1"}, {"version", "v1"}},
-                                               {{"groupVersion", "resource.k8s.io/v1beta2"}, {"version", "v1beta2"}}})}});
-  });
-  auto collection = [=](const std::string& resource) {
-    return [=](const httplib::Request& req, httplib::Response& res) {
-      if (!authorized(req, res)) return;
-      if (req.get_param_value("watch") == "1" || req.get_param_value("watch") == "true") return watch(resource, req, res);
-      counters.list_pages++;
-      const std::string token_in = req.get_param_value("continue");
-      if (token_in.empty()) counters.lists++;
-      const size_t offset = token_in.empty() ? 0 : std::stoul(token_in.substr(5));
-      size_t limit = req.has_param("limit") ? std::stoul(req.get_param_value("limit")) : max_page;
-      limit = std::min(limit == 0 ? max_page : limit, max_page);
-      std::string next;
-      res.set_content(list_body(resource, offset, limit, next), "application/json");
-    };
-  };
-  server_->Get("/api/v1/namespaces", collection("namespaces"));
-  server_->Get("/apis/resource.k8s.io/v1/resourceclaims", collection("resourceclaims"));
-  server_->Get("/apis/resource.k8s.io/v1/resourceclaimtemplates", collection("resourceclaimtemplates"));
-  server_->Get(R"(/apis/resource.k8s.io/v1/namespaces/([^/]+)/(resourceclaims|resourceclaimtemplates)/([^/]+))",
-               [=](const httplib::Request& req, httplib::Response& res) {
-                 if (!authorized(req, res)) return;
-                 counters.gets++;
-                 if (const int delay = get_delay_ms.load(); delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-                 std::lock_guard lock(mutex_);
-                 get_ports_.insert(req.remote_port);
-                 const std::string key = std::string(req.matches[1]) + "/" + std::string(req.matches[3]);
-                 const auto& raw_objects = raw_objects_[req.matches[2]];
-                 if (const auto raw = raw_objects.find(key); raw != raw_objects.end()) {
-                   res.status = 200;
-                   return res.set_content(raw->second, "application/json");
-                 }
-                 const auto& objects = objects_[req.matches[2]];
-                 const auto it = objects.find(key);
-                 if (it == objects.end()) return reply(res, 404, status(404, "NotFound", "not found"));
-                 reply(res, 200, it->second);
-               });
-  // Single GETs of a namespace and of a pod (pods are only ever got, never listed or watched).
-  const auto get_one = [=](const std::string& resource, const std::string& key, const httplib::Request& req,
-                           httplib::Response& res) {
-    if (!authorized(req, res)) return;
-    counters.gets++;
-    if (resource == "pods") counters.pod_gets++;
-    if (const int delay = get_delay_ms.load(); delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-    std::lock_guard lock(mutex_);
-    const auto& objects = objects_[resource];
-    const auto it = objects.find(key);
-    if (it == objects.end()) return reply(res, 404, status(404, "NotFound", "not found"));
-    reply(res, 200, it->second);
-  };
-  server_->Get(R"(/api/v1/namespaces/([^/]+))", [=](const httplib::Request& req, httplib::Response& res) {
-    get_one("namespaces", "/" + std::string(req.matches[1]), req, res);
-  });
-  server_->Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [=](const httplib::Request& req, httplib::Response& res) {
-    get_one("pods", std::string(req.matches[1]) + "/" + std::string(req.matches[2]), req, res);
+  const std::string everything = R"(/apis?(/.*)?)";
+  server_->Get(everything, handler);
+  server_->Post(everything, handler);
+  server_->Put(everything, handler);
+  server_->Patch(everything, handler);
+  server_->Delete(everything, handler);
+  server_->Get("/version", [this](const httplib::Request& req, httplib::Response& res) {
+    if (authorized(req, res))
+      fake::reply(res, 200, {{"major", "1"}, {"minor", "32"}, {"gitVersion", "v1.32.0"}, {"platform", "linux/amd64"}});
   });
 }
 
-}  // namespace cluster_test
-
-namespace cluster_test {
-
-// A chunked stream of the events after the requested resourceVersion, one JSON line each (the
-// first one split over two writes), bookmarks every bookmark_ms, the end after timeoutSeconds,
-// and an abrupt close on cut_watches() or stop().
-void FakeApiServer::watch(const std::string& resource, const httplib::Request& req, httplib::Response& res) {
-  counters.watches++;
-  struct State {
-    long long from = 0;
-    int generation = 0;
-    bool expired = false;
-    bool first = true;
-    std::chrono::steady_clock::time_point deadline, next_bookmark;
-  };
-  auto state = std::make_shared<State>();
-  state->from = std::atoll(req.get_param_value("resourceVersion").c_str());
-  const int timeout = req.has_param("timeoutSeconds") ? std::atoi(req.get_param_value("timeoutSeconds").c_str()) : 60;
-  state->deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
-  state->next_bookmark = std::chrono::steady_clock::now() + std::chrono::milliseconds(bookmark_ms.load());
-  {
-    std::lock_guard lock(mutex_);
-    state->generation = cut_generation_;
-    state->expired = state->from < compacted_ || expire_next_watch_ == resource;
-    if (expire_next_watch_ == resource) expire_next_watch_.clear();
+// Discovery documents, or a resource's collection or object by method: GET lists, watches
+// (?watch=1) and gets; POST creates, PUT updates and DELETE deletes where the resource is
+// writable. Everything else is 405 (a method the resource does not take) or 404.
+void FakeApiServer::handle(const httplib::Request& req, httplib::Response& res) {
+  const std::vector<std::string> segments = split_path(req.path);
+  if (serve_discovery(segments, res)) {
+    if (req.method != "GET") fake::reply(res, 405, method_not_allowed());
+    return;
   }
-  res.set_chunked_content_provider("application/json", [this, resource, state](size_t, httplib::DataSink& sink) {
-    if (state->expired) {
-      const std::string line = Json{{"type", "ERROR"}, {"object", status(410, "Expired", "too old resource version")}}.dump() + "\n";
-      sink.write(line.data(), line.size());
-      sink.done();
-      return true;
-    }
-    std::vector<std::string> lines;
-    {
-      std::unique_lock lock(mutex_);
-      changed_.wait_for(lock, 50ms);
-      if (stopping_ || state->generation != cut_generation_) return false;  // abrupt: no final chunk
-      for (const Event& event : events_) {
-        if (event.rv <= state->from || event.resource != resource) continue;
-        if (!event.raw.empty())
-          lines.push_back(R"({"type":")" + event.type + R"(","object":)" + event.raw + "}\n");
-        else
-          lines.push_back(Json{{"type", event.type}, {"object", event.object}}.dump() + "\n");
-        state->from = event.rv;
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (lines.empty() && now >= state->next_bookmark) {
-        lines.push_back(Json{{"type", "BOOKMARK"},
-                             {"object", {{"kind", kind_of(resource)}, {"apiVersion", group_version(resource)},
-                                         {"metadata", {{"resourceVersion", std::to_string(rv_)}}}}}}.dump() + "\n");
-        state->from = std::max(state->from, rv_);
-        state->next_bookmark = now + std::chrono::milliseconds(bookmark_ms.load());
-      }
-    }
-    for (const std::string& line : lines) {
-      if (state->first && line.size() > 10) {  // split a line over two chunks
-        state->first = false;
-        if (!sink.write(line.data(), 7) || !sink.write(line.data() + 7, line.size() - 7)) return false;
-      } else if (!sink.write(line.data(), line.size())) {
-        return false;
-      }
-    }
-    if (std::chrono::steady_clock::now() >= state->deadline) sink.done();
-    return true;
-  });
+  Target target;
+  if (!find_target(segments, target)) return fake::reply(res, 404, fake::no_such_path());
+  const bool collection = target.object_name.empty();
+  // A namespaced resource's cluster-wide collection takes GETs only.
+  const bool creatable = collection && (!target.type.namespaced || !target.namespace_name.empty());
+  if (req.method == "GET") {
+    const std::string watch_param = req.get_param_value("watch");
+    if (!collection) return get_object(target, req, res);
+    return watch_param == "1" || watch_param == "true" ? watch(target, req, res) : list(target, req, res);
+  }
+  if (!target.type.writable) return fake::reply(res, 405, method_not_allowed());
+  if (req.method == "POST" && creatable) return create(target, req, res);
+  if (req.method == "PUT" && !collection) return update(target, req, res);
+  if (req.method == "DELETE" && !collection) return erase(target, req, res);
+  fake::reply(res, 405, method_not_allowed());
+}
+
+void FakeApiServer::get_object(const Target& target, const httplib::Request& req, httplib::Response& res) {
+  counters.gets++;
+  if (target.name == "pods") counters.pod_gets++;
+  if (const int delay = get_delay_ms.load(); delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+  std::lock_guard lock(mutex_);
+  get_ports_.insert(req.remote_port);
+  const auto& store = objects_[target.name];
+  const auto it = store.find(target.namespace_name + "/" + target.object_name);
+  if (it == store.end()) return fake::reply(res, 404, fake::not_found(target.type, target.object_name));
+  if (it->second.is_raw) {
+    res.status = 200;
+    return res.set_content(it->second.raw, "application/json");
+  }
+  fake::reply(res, 200, with_type(it->second.object, target.type));  // in the version asked for
 }
 
 }  // namespace cluster_test
