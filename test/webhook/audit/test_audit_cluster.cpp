@@ -27,7 +27,10 @@ const std::string kPolicy = std::string(GPU_ADMISSION_SOURCE_DIR) + "/test/fixtu
 
 Json meta(const std::string& ns, const std::string& name, const std::string& uid, const Json& owner = nullptr) {
   Json m = {{"name", name}, {"namespace", ns}, {"uid", uid}};
+  // What /mutate gave the pods of the fixture policy's tenants (stored pods without them violate tenant-label).
   if (ns == "team-alpha") m["labels"] = {{"gpu-admission.io/tenant", "alpha"}, {"cost-center", "cc-1042"}};
+  if (ns == "beta-dev")
+    m["labels"] = {{"gpu-admission.io/tenant", "beta"}, {"cost-center", "cc-2077"}, {"example.com/team", "beta"}};
   if (!owner.is_null()) m["ownerReferences"] = Json::array({owner});
   return m;
 }
