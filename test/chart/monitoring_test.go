@@ -2,8 +2,11 @@
 // `promtool test rules` (alerts_test.yaml, one test or more per alert), each links a runbook
 // section of docs/operations.md and carries a severity, the autoscaler and audit alerts come with
 // autoscaling.enabled and audit.enabled, and every metric they read is one the binaries (or
-// kube-state-metrics) export, used as its type allows. The Grafana dashboard's ConfigMap holds
-// dashboard JSON whose queries name metrics the binary registers and sum the labelled counters.
+// kube-state-metrics) export, used as its type allows. The Grafana dashboard: its ConfigMap is
+// labelled for the sidecar, its JSON is laid out soundly (unique ids, a grid without overlaps,
+// the datasource variable on every panel and query), and every query reads exported metrics of
+// the release the variables select, as their types allow (exported_metrics_test.go says where
+// the names and types come from).
 package main
 
 import (
@@ -12,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -241,58 +245,199 @@ func TestAlertMetricsAreExported(t *testing.T) {
 	}
 }
 
-// The metric families the binary registers (webhook/ops/metrics_internal.h), by name.
-func registeredMetrics(t *testing.T) map[string]bool {
-	names := map[string]bool{}
-	for _, m := range regexp.MustCompile(`"(gpu_admission_[a-z_]+)"`).FindAllStringSubmatch(repoFile(t, "webhook/ops/metrics_internal.h"), -1) {
-		names[m[1]] = true
-	}
-	if len(names) < 15 {
-		t.Fatalf("found only %d metric names in webhook/ops/metrics_internal.h", len(names))
-	}
-	return names
-}
-
-func TestGrafanaDashboard(t *testing.T) {
+func TestGrafanaDashboardConfigMap(t *testing.T) {
 	if len(all(mustRender(t, Options{}), "ConfigMap")) != 1 {
 		t.Errorf("want only the policy ConfigMap by default")
 	}
-	res := renderValues(t, "grafanaDashboard: {enabled: true, annotations: {grafana_folder: GPU}}")
+	res := renderValues(t, "grafanaDashboard: {enabled: true, annotations: {example.com/owner: platform}}")
 	checkMetadata(t, res, testRelease, testNamespace)
 	cm := named(t, res, "ConfigMap", testRelease+"-dashboard")
 	expectEq(t, "sidecar label", stringMap(get(cm, "metadata", "labels"))["grafana_dashboard"], "1")
-	expectEq(t, "folder annotation", stringMap(get(cm, "metadata", "annotations"))["grafana_folder"], "GPU")
-	var dashboard map[string]interface{}
-	if err := json.Unmarshal([]byte(str(cm, "data", "gpu-admission.json")), &dashboard); err != nil {
-		t.Fatalf("the dashboard is not JSON: %v", err)
+	expectEq(t, "annotations without a folder", stringMap(get(cm, "metadata", "annotations")), map[string]string{"example.com/owner": "platform"})
+	cm = named(t, renderValues(t, `grafanaDashboard: {enabled: true, namespace: monitoring, folder: GPU, labels: {dashboards: gpu}}`),
+		"ConfigMap", testRelease+"-dashboard")
+	expectEq(t, "namespace", str(cm, "metadata", "namespace"), "monitoring")
+	expectEq(t, "folder annotation", stringMap(get(cm, "metadata", "annotations")), map[string]string{"grafana_folder": "GPU"})
+	expectEq(t, "replaced sidecar label", stringMap(get(cm, "metadata", "labels"))["dashboards"], "gpu")
+	cm = named(t, renderValues(t, `grafanaDashboard: {enabled: true, folder: GPU, folderAnnotation: k8s-sidecar-target-directory}`),
+		"ConfigMap", testRelease+"-dashboard")
+	expectEq(t, "named folder annotation", stringMap(get(cm, "metadata", "annotations")), map[string]string{"k8s-sidecar-target-directory": "GPU"})
+	if str(cm, "data", "gpu-admission.json") != strings.TrimSuffix(repoFile(t, "charts/gpu-admission/files/dashboard.json"), "\n") {
+		t.Errorf("the ConfigMap does not hold files/dashboard.json as it is")
 	}
-	expectEq(t, "uid", str(dashboard, "uid"), "gpu-admission")
-	registered := registeredMetrics(t)
-	metricName := regexp.MustCompile(`gpu_admission_[a-z_]+`)
-	labelled := regexp.MustCompile(`gpu_admission_(requests_total|rule_results_total)`)
-	used := map[string]bool{}
-	for _, panel := range list(dashboard, "panels") {
-		for _, target := range list(panel, "targets") {
-			expr := str(target, "expr")
-			for _, name := range metricName.FindAllString(expr, -1) {
-				family := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_count"), "_sum")
-				if !registered[family] {
-					t.Errorf("panel %q queries %s, which the binary does not export", str(panel, "title"), name)
+}
+
+func dashboard(t *testing.T) map[string]interface{} {
+	t.Helper()
+	var d map[string]interface{}
+	if err := json.Unmarshal([]byte(repoFile(t, "charts/gpu-admission/files/dashboard.json")), &d); err != nil {
+		t.Fatalf("files/dashboard.json is not JSON: %v", err)
+	}
+	return d
+}
+
+// dashboardPanels: every panel, those inside collapsed rows too.
+func dashboardPanels(d map[string]interface{}) []interface{} {
+	var out []interface{}
+	for _, p := range list(d, "panels") {
+		out = append(out, p)
+		out = append(out, list(p, "panels")...)
+	}
+	return out
+}
+
+const datasourceUID = "${datasource}"
+
+func TestGrafanaDashboardLayout(t *testing.T) {
+	d := dashboard(t)
+	expectEq(t, "uid", str(d, "uid"), "gpu-admission")
+	vars := map[string]interface{}{}
+	for _, v := range list(d, "templating", "list") {
+		vars[str(v, "name")] = v
+		if str(v, "type") == "query" {
+			expectEq(t, "variable "+str(v, "name")+" datasource", str(v, "datasource", "uid"), datasourceUID)
+		}
+	}
+	expectEq(t, "datasource variable", str(vars["datasource"], "type")+" "+str(vars["datasource"], "query"), "datasource prometheus")
+	for _, name := range []string{"namespace", "job", "audit_job", "tenant"} {
+		if str(vars[name], "type") != "query" {
+			t.Errorf("no query variable %s", name)
+		}
+	}
+	expectEq(t, "tenant: several, and all", []interface{}{get(vars["tenant"], "multi"), get(vars["tenant"], "includeAll")}, []interface{}{true, true})
+
+	ids := map[float64]string{}
+	var cells [][]bool // the 24-column grid, row by row
+	for _, p := range dashboardPanels(d) {
+		title, typ := str(p, "title"), str(p, "type")
+		id := num(t, p, "id")
+		if other, dup := ids[id]; dup {
+			t.Errorf("panels %q and %q share id %v", other, title, id)
+		}
+		ids[id] = title
+		x, y, w, h := num(t, p, "gridPos", "x"), num(t, p, "gridPos", "y"), num(t, p, "gridPos", "w"), num(t, p, "gridPos", "h")
+		if w < 1 || h < 1 || x < 0 || y < 0 || x+w > 24 {
+			t.Errorf("panel %q: gridPos %v is off the 24-column grid", title, get(p, "gridPos"))
+			continue
+		}
+		for row := int(y); row < int(y+h); row++ {
+			for len(cells) <= row {
+				cells = append(cells, make([]bool, 24))
+			}
+			for col := int(x); col < int(x+w); col++ {
+				if cells[row][col] {
+					t.Errorf("panel %q overlaps another at column %d, row %d", title, col, row)
 				}
-				used[family] = true
+				cells[row][col] = true
 			}
-			// Counters labelled by tenant and dry_run are summed, so a new label never splits a line.
-			if labelled.MatchString(expr) && !strings.HasPrefix(expr, "sum by (") {
-				t.Errorf("panel %q: %s is not summed by the labels it shows", str(panel, "title"), expr)
+		}
+		if typ == "row" {
+			expectEq(t, "row "+title+" width", w, 24.0)
+			continue
+		}
+		if title == "" || str(p, "description") == "" {
+			t.Errorf("panel %v needs a title and a description", id)
+		}
+		if str(p, "datasource", "uid") != datasourceUID {
+			t.Errorf("panel %q: datasource %v, want the variable %s", title, get(p, "datasource"), datasourceUID)
+		}
+		refIDs := map[string]bool{}
+		for _, target := range list(p, "targets") {
+			if str(target, "datasource", "uid") != datasourceUID {
+				t.Errorf("panel %q, query %s: datasource %v, want %s", title, str(target, "refId"), get(target, "datasource"), datasourceUID)
+			}
+			if refIDs[str(target, "refId")] || str(target, "expr") == "" {
+				t.Errorf("panel %q: query %q has no expression or a refId used twice", title, str(target, "refId"))
+			}
+			refIDs[str(target, "refId")] = true
+		}
+		if len(refIDs) == 0 {
+			t.Errorf("panel %q has no query", title)
+		}
+	}
+}
+
+// dashboardQuery is one PromQL expression of the dashboard and where it is.
+type dashboardQuery struct{ where, expr, legend string }
+
+func dashboardQueries(t *testing.T, d map[string]interface{}) []dashboardQuery {
+	var out []dashboardQuery
+	labelValues := regexp.MustCompile(`^label_values\((.*), *\w+\)$`)
+	for _, v := range list(d, "templating", "list") {
+		if str(v, "type") != "query" {
+			continue
+		}
+		m := labelValues.FindStringSubmatch(str(v, "query", "query"))
+		if m == nil {
+			t.Errorf("variable %s: %q is not label_values(SELECTOR, LABEL)", str(v, "name"), str(v, "query", "query"))
+			continue
+		}
+		out = append(out, dashboardQuery{"variable " + str(v, "name"), m[1], ""})
+	}
+	for _, p := range dashboardPanels(d) {
+		for _, target := range list(p, "targets") {
+			out = append(out, dashboardQuery{"panel " + strings.TrimSpace(str(p, "title")) + " " + str(target, "refId"),
+				str(target, "expr"), str(target, "legendFormat")})
+		}
+	}
+	return out
+}
+
+func TestGrafanaDashboardQueries(t *testing.T) {
+	types := exportedMetrics(t)
+	labelled := map[string]bool{"gpu_admission_requests_total": true, "gpu_admission_rule_results_total": true,
+		"gpu_admission_audit_violations": true}
+	used := map[string]bool{}
+	for _, q := range dashboardQueries(t, dashboard(t)) {
+		uses, err := promqlMetrics(q.expr)
+		if err != nil || len(uses) == 0 {
+			t.Errorf("%s: %s: %v", q.where, q.expr, err)
+			continue
+		}
+		variable := strings.HasPrefix(q.where, "variable ")
+		for _, u := range uses {
+			fam, _, _ := family(u.Name, types)
+			used[fam] = true
+			// label_values() needs series, of any type.
+			if p := checkUse(u, types); p != "" && u.Name != "up" && !(variable && fam != "") {
+				t.Errorf("%s: %s\n  in %s", q.where, p, q.expr)
+			}
+			// The release the variables select: the webhook's Service, or the audit's.
+			job := `job="$job"`
+			if strings.HasPrefix(u.Name, "gpu_admission_audit_") {
+				job = `job="$audit_job"`
+			}
+			if variable {
+				if !strings.Contains(q.expr, "{") { // the first variable lists every namespace
+					continue
+				}
+				job = ""
+			}
+			for _, m := range []string{`namespace="$namespace"`, job} {
+				if !strings.Contains(u.Matchers, m) {
+					t.Errorf("%s: %s{%s} does not select %s", q.where, u.Name, u.Matchers, m)
+				}
+			}
+			// Series labelled by tenant follow the tenant variable and are summed, so a new
+			// label never splits a line.
+			if labelled[fam] && !variable {
+				if !strings.Contains(u.Matchers, `tenant=~"$tenant"`) {
+					t.Errorf("%s: %s does not follow the tenant variable", q.where, u.Name)
+				}
+				if len(u.Funcs) == 0 || u.Funcs[0] != "sum" {
+					t.Errorf("%s: %s is not summed by the labels it shows: %s", q.where, u.Name, q.expr)
+				}
 			}
 		}
 	}
-	for _, name := range []string{"gpu_admission_requests_total", "gpu_admission_rule_results_total",
-		"gpu_admission_request_errors_total", "gpu_admission_request_duration_seconds",
-		"gpu_admission_policy_last_reload_success", "gpu_admission_build_info", "gpu_admission_exceptions_applied_total",
-		"gpu_admission_cluster_decode_errors_total"} {
+	var missing []string
+	for name := range types {
 		if !used[name] {
-			t.Errorf("no panel shows %s", name)
+			missing = append(missing, name)
 		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("no panel shows %s", strings.Join(missing, ", "))
 	}
 }
