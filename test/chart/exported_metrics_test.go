@@ -285,10 +285,13 @@ func exportedMetrics(t *testing.T) map[string]string {
 	return types
 }
 
-// What the binaries export is what their sources register, and the requests of startMetricsEnv
-// give every family a series (so the dashboard test sees every name).
+// What the binaries export is what their sources register, the requests of startMetricsEnv give
+// every family a series (so the dashboard test sees every name), and promtool finds nothing to
+// object to in either exposition.
 func TestExportedMetricsMatchTheSources(t *testing.T) {
-	binary(t)
+	if os.Getenv("GPU_ADMISSION_BINARY") == "" {
+		t.Skip("skipped: GPU_ADMISSION_BINARY is not set (run.sh test BUILD/gpu-admission)")
+	}
 	env := startMetricsEnv(t)
 	serveSrc, auditSrc := sourceMetrics(t)
 	for _, c := range []struct {
@@ -298,6 +301,13 @@ func TestExportedMetricsMatchTheSources(t *testing.T) {
 		text, err := scrape(c.target)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if promtool, err := exec.LookPath("promtool"); err == nil {
+			lint := exec.Command(promtool, "check", "metrics")
+			lint.Stdin = strings.NewReader(text)
+			if out, err := lint.CombinedOutput(); err != nil {
+				t.Errorf("promtool check metrics on %s's /metrics: %v\n%s", c.what, err, out)
+			}
 		}
 		types, sampled := exposition(text)
 		var names []string

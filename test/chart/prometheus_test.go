@@ -127,7 +127,9 @@ func TestPrometheusScrapesWhatTheDashboardAndAlertsRead(t *testing.T) {
 	if err != nil {
 		t.Skip("skipped: prometheus not found (apt-get install prometheus; scripts/deps.sh installs it)")
 	}
-	binary(t)
+	if os.Getenv("GPU_ADMISSION_BINARY") == "" {
+		t.Skip("skipped: GPU_ADMISSION_BINARY is not set (run.sh test BUILD/gpu-admission)")
+	}
 	env := startMetricsEnv(t)
 	p := startPrometheus(t, prometheus, env)
 
