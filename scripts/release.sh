@@ -10,6 +10,7 @@
 #
 #   scripts/release.sh 0.1.0                     # both architectures, amd64 with PGO
 #   scripts/release.sh 0.1.0 --arch amd64 --binary build/gpu-admission   # package a build (development)
+#   scripts/test-arm64.sh                        # the arm64 build's test suite under qemu
 #   scripts/release.sh --verify dist/gpu-admission-0.1.0-linux-arm64.tar.gz
 #
 # Options:
@@ -17,7 +18,7 @@
 #   --x86-arch LEVEL   -march of the amd64 build (default x86-64-v2: SSE4.2 and PCLMUL, any x86-64
 #                      server since 2010; x86-64-v3 is faster and refuses CPUs before Haswell)
 #   --no-pgo           amd64: a plain -O3 build instead of scripts/build-pgo.sh's
-#   --binary PATH      package this amd64 binary instead of building one
+#   --binary PATH      package this binary (of the one --arch) instead of building one
 #   --image TAG        the image to build (default gpu-admission:VERSION); --push pushes it
 #   --no-verify, --no-image, --no-chart
 # arm64 is cross-compiled with g++-aarch64-linux-gnu against Debian's arm64 libraries, unpacked
@@ -65,11 +66,22 @@ for a in "${arch_list[@]}"; do
   case "$a" in amd64 | arm64) ;; *) die "--arch takes amd64 and arm64, not $a" ;; esac
 done
 [ -z "$binary" ] || [ -x "$binary" ] || die "--binary $binary is not an executable"
+[ -z "$binary" ] || [ ${#arch_list[@]} -eq 1 ] || die "--binary packages one architecture: add --arch amd64 or --arch arm64"
+# The build's packages (scripts/deps.sh), then the release's own: patchelf for the RUNPATHs, curl
+# for the clean-root check, PyYAML for scripts/check-actions.py, the cross compiler and qemu for arm64.
+[ -n "$binary" ] || ./scripts/deps.sh
+extras=(patchelf curl binutils python3-yaml)
+[[ " ${arch_list[*]} " == *" arm64 "* ]] && extras+=(g++-aarch64-linux-gnu qemu-user-static)
 missing=()
-for tool in cmake readelf patchelf sha256sum; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-[[ " ${arch_list[*]} " == *" arm64 "* ]] && ! command -v aarch64-linux-gnu-g++ >/dev/null && missing+=(aarch64-linux-gnu-g++)
-[ ${#missing[@]} -eq 0 ] ||
-  die "missing ${missing[*]}: apt-get install -y cmake binutils patchelf coreutils g++-aarch64-linux-gnu qemu-user-static"
+for p in "${extras[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: apt-get install -y ${missing[*]} (as root)"
+  echo "release: installing ${missing[*]}" >&2
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
 
 commit="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 # Reproducible archives: every file dated at the commit, owned by root, in name order.
@@ -101,11 +113,16 @@ build_amd64() { # prints the binary's path
 
 build_arm64() { # prints the binary's path
   local dir=build-release-arm64
-  say "arm64: cross build in $dir"
   scripts/arm64-sysroot.sh "$dir/sysroot" >&2
+  if [ -n "$binary" ]; then
+    echo "$binary"
+    return
+  fi
+  say "arm64: cross build in $dir"
+  # The tests stay configured (only gpu-admission is built here): scripts/test-arm64.sh builds
+  # and runs them in the same tree, under qemu.
   cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
-    -DGPU_ADMISSION_SYSROOT="$PWD/$dir/sysroot" -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF \
-    -DGPU_ADMISSION_COMMIT="$commit" >&2
+    -DGPU_ADMISSION_SYSROOT="$PWD/$dir/sysroot" -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_COMMIT="$commit" >&2
   cmake --build "$dir" -j"$jobs" --target gpu-admission >&2
   echo "$dir/gpu-admission"
 }
@@ -152,7 +169,7 @@ package() { # package ARCH BINARY
   glibc="$(readelf -V -W "$stage/bin/gpu-admission" "$stage"/lib/* | grep -o 'GLIBC_2\.[0-9.]*' | sort -V | tail -n 1)"
   cp LICENSE "$stage/LICENSE"
   cp examples/policy.yaml "$stage/examples/policy.yaml"
-  write_readme "$arch" "${glibc#GLIBC_}" "$(cd "$stage/lib" && ls | tr '\n' ' ')" "$stage/bin/gpu-admission" >"$stage/README"
+  write_readme "$arch" "${glibc#GLIBC_}" "$(cd "$stage/lib" && ls | paste -sd ' ')" "$stage/bin/gpu-admission" >"$stage/README"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C dist/.stage -cf - "$name" |
     gzip -n -9 >"dist/$name.tar.gz"
   echo "dist/$name.tar.gz: $(du -h "dist/$name.tar.gz" | cut -f1), needs glibc ${glibc#GLIBC_}, bundles $(ls "$stage/lib" | wc -l) libraries" >&2
@@ -172,8 +189,9 @@ A Kubernetes validating and mutating admission webhook for shared GPU clusters, 
 around it: check (dry runs of manifests), test (policy test suites), audit, policy lint, certs.
 
 Runs on Linux with glibc $2 or newer and $cpu.
-Nothing else is needed: the shared libraries it uses besides glibc are in lib/
-($3), found through the binary's RUNPATH (\$ORIGIN/../lib), so keep bin/ and lib/ side by side.
+Nothing else is needed: lib/ holds the other shared libraries it uses, found through the
+binary's RUNPATH (\$ORIGIN/../lib), so keep bin/ and lib/ side by side:
+$(fold -s -w 92 <<<"$3" | sed 's/ *$//; s/^/  /')
 
   bin/gpu-admission version
   bin/gpu-admission policy lint examples/policy.yaml
@@ -234,6 +252,10 @@ if [ "$verify" = 1 ]; then
     say "verifying linux-$a on a clean root"
     scripts/verify-release.sh "dist/gpu-admission-$version-linux-$a.tar.gz"
   done
+fi
+if [ "$verify" = 1 ] && command -v python3 >/dev/null; then
+  say "the workflows, and the action installing from dist/"
+  scripts/check-actions.py dist
 fi
 [ "$build_image" = 1 ] && build_image
 say "done: $(cd dist && ls | tr '\n' ' ')"
