@@ -98,7 +98,7 @@ struct Serving {
     serve = std::make_unique<Child>(
         std::vector<std::string>{"serve", "--policy", dir.file("policy.yaml"), "--cluster", "required", "--kubeconfig",
                                  dir.file("kubeconfig"), "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-                                 "--grace-period", "1"},
+                                 "--grace-period", "1", "--log-level", "debug"},
         dir.file("stderr.log"));
     const Json serving = serve->log_line("gpu-admission serving");
     INFO(serve->log());
@@ -185,6 +185,11 @@ TEST_CASE("a review waits at most the lookup timeout on a slow API server, howev
           "[cluster][binary][deadline]") {
   Serving s;
   s.api.put("namespaces", namespace_object("team-ml", {{"team", "ml"}}));
+  // Only the claims are to miss: wait until the watched namespace is in serve's cache (at once on
+  // a fast machine; an emulated or loaded one may still be applying the event when the review comes).
+  REQUIRE(eventually([&] {
+    return scrape(s.metrics_port).find("gpu_admission_cluster_objects{resource=\"namespaces\"} 1") != std::string::npos;
+  }));
   s.api.get_delay_ms = 3000;  // every single-object GET answers after 3 s
   Json two = pod("slow", "missing-a");
   two["spec"]["resourceClaims"].push_back({{"name", "other"}, {"resourceClaimName", "missing-b"}});
@@ -196,6 +201,8 @@ TEST_CASE("a review waits at most the lookup timeout on a slow API server, howev
   Json answer = s.validate(update.dump());
   const auto took = std::chrono::steady_clock::now() - started;
   INFO(answer.dump());
+  INFO(s.serve->log());
+  INFO(scrape(s.metrics_port));
   CHECK(answer["allowed"] == false);  // unresolved claims fail closed
   CHECK(took < 1800ms);               // one allowance of 1 s for all four lookups, not 1 s each
 }
