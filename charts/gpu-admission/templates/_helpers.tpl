@@ -118,17 +118,21 @@ NAME.NS.svc and NAME.NS.svc.<clusterDomain>. The API server itself uses NAME.NS.
 {{/*
 The webhook configurations' namespaceSelector: never call the webhook for the release namespace
 (so the webhook can always be repaired or scaled, whatever its state) or kube-system, plus
-webhooks.excludedNamespaces. kubernetes.io/metadata.name is set on every namespace since 1.21.
+webhooks.excludedNamespaces, added to webhooks.namespaceSelector's own terms (all must match).
+kubernetes.io/metadata.name is set on every namespace since 1.21.
 */}}
+{{- define "gpu-admission.excludedNamespaces" -}}
+{{- concat (list .Release.Namespace "kube-system") .Values.webhooks.excludedNamespaces | uniq | toJson }}
+{{- end }}
+
 {{- define "gpu-admission.namespaceSelector" -}}
-{{- $excluded := concat (list .Release.Namespace "kube-system") .Values.webhooks.excludedNamespaces | uniq }}
-matchExpressions:
-  - key: kubernetes.io/metadata.name
-    operator: NotIn
-    values:
-      {{- range $excluded }}
-      - {{ . | quote }}
-      {{- end }}
+{{- $user := .Values.webhooks.namespaceSelector | default dict }}
+{{- $notIn := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (include "gpu-admission.excludedNamespaces" . | fromJsonArray) }}
+{{- $selector := dict "matchExpressions" (append ($user.matchExpressions | default list) $notIn) }}
+{{- with $user.matchLabels }}
+{{- $_ := set $selector "matchLabels" . }}
+{{- end }}
+{{- toYaml $selector }}
 {{- end }}
 
 {{/*
@@ -158,6 +162,10 @@ Renders nothing; included by the Deployment and the webhook configurations.
 {{- $timeout := int .Values.webhooks.timeoutSeconds }}
 {{- if or (lt $timeout 1) (gt $timeout 5) }}
 {{- fail (printf "webhooks.timeoutSeconds must be between 1 and 5, got %v: a slower webhook eats the API server's request budget" .Values.webhooks.timeoutSeconds) }}
+{{- end }}
+{{- $mutatingTimeout := int (.Values.webhooks.mutating.timeoutSeconds | default 0) }}
+{{- if or (lt $mutatingTimeout 0) (gt $mutatingTimeout 5) }}
+{{- fail (printf "webhooks.mutating.timeoutSeconds must be between 1 and 5 (0: webhooks.timeoutSeconds), got %v: a slower webhook eats the API server's request budget" .Values.webhooks.mutating.timeoutSeconds) }}
 {{- end }}
 {{- if lt (int .Values.replicaCount) 2 }}
 {{- fail (printf "replicaCount must be at least 2, got %v: with one replica every reschedule leaves the cluster without a webhook" .Values.replicaCount) }}

