@@ -872,7 +872,7 @@ func TestDefaultValues(t *testing.T) {
 	res := mustRender(t, Options{})
 	expectEq(t, "kinds", kinds(res), []string{
 		"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "MutatingWebhookConfiguration", "NetworkPolicy",
-		"PodDisruptionBudget", "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
+		"PodDisruptionBudget", "ResourceQuota", "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
 	})
 	checkMetadata(t, res, testRelease, testNamespace)
 	checkDeployment(t, res)

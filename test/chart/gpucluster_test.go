@@ -94,3 +94,55 @@ func TestMutatingTimeout(t *testing.T) {
 		mustFail(t, opts, "webhooks.mutating.timeoutSeconds must be between 1 and 5")
 	}
 }
+
+// The webhook runs as system-cluster-critical, and outside kube-system the chart adds the
+// ResourceQuota without which the API server refuses pods of that class.
+func TestPriorityClassAndItsQuota(t *testing.T) {
+	quota := func(t *testing.T, res *Result) obj {
+		t.Helper()
+		qs := all(res, "ResourceQuota")
+		if len(qs) != 1 {
+			t.Fatalf("want one ResourceQuota, got %d", len(qs))
+		}
+		q := qs[0]
+		expectEq(t, "quota name", str(q, "metadata", "name"), testRelease+"-critical-pods")
+		exprs := list(q, "spec", "scopeSelector", "matchExpressions")
+		if len(exprs) != 1 || str(exprs[0], "scopeName") != "PriorityClass" || str(exprs[0], "operator") != "In" {
+			t.Fatalf("quota scopeSelector = %v, want PriorityClass In [...]", get(q, "spec", "scopeSelector"))
+		}
+		if len(stringMap(get(q, "spec", "hard"))) != 1 {
+			t.Errorf("quota hard = %v, want pods only", get(q, "spec", "hard"))
+		}
+		return q
+	}
+	pods := func(q obj) string { return str(q, "spec", "hard", "pods") }
+	classes := func(q obj) []string { return strs(list(q, "spec", "scopeSelector", "matchExpressions")[0], "values") }
+
+	res := mustRender(t, Options{})
+	expectEq(t, "default priorityClassName", str(podSpec(t, res), "priorityClassName"), "system-cluster-critical")
+	q := quota(t, res)
+	expectEq(t, "quota classes", classes(q), []string{"system-cluster-critical"})
+	expectEq(t, "quota pods: twice (2 replicas + 1 surge)", pods(q), "6")
+
+	q = quota(t, renderValues(t, "priorityClassName: system-node-critical\nautoscaling: {enabled: true, maxReplicas: 5}\nmaxSurge: 2"))
+	expectEq(t, "system-node-critical quota classes", classes(q), []string{"system-node-critical"})
+	expectEq(t, "quota pods with an HPA: twice (5 + 2)", pods(q), "14")
+	q = quota(t, renderValues(t, "maxSurge: 50%\naudit: {enabled: true, priorityClassName: system-node-critical}"))
+	expectEq(t, "quota classes with the audit's", classes(q), []string{"system-cluster-critical", "system-node-critical"})
+	expectEq(t, "quota pods: twice (2 + every replica again) + the audit's 2", pods(q), "10")
+	expectEq(t, "priorityClassQuota.pods", pods(quota(t, renderValues(t, "priorityClassQuota: {pods: 3}"))), "3")
+
+	// No quota where the class needs none, or where it is not wanted.
+	for _, c := range []struct{ what, ns, values string }{
+		{"in kube-system", "kube-system", ""},
+		{"turned off", "", "priorityClassQuota: {enabled: false}"},
+		{"another class", "", "priorityClassName: gpu-infra"},
+		{"no class", "", `priorityClassName: ""`},
+	} {
+		res := mustRender(t, Options{Namespace: c.ns, Values: []map[string]interface{}{vals(t, c.values)}})
+		if n := len(all(res, "ResourceQuota")); n != 0 {
+			t.Errorf("%s: %d ResourceQuotas, want none", c.what, n)
+		}
+	}
+	expectEq(t, "no class", get(podSpec(t, renderValues(t, `priorityClassName: ""`)), "priorityClassName"), nil)
+}
