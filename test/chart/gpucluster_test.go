@@ -146,3 +146,72 @@ func TestPriorityClassAndItsQuota(t *testing.T) {
 	}
 	expectEq(t, "no class", get(podSpec(t, renderValues(t, `priorityClassName: ""`)), "priorityClassName"), nil)
 }
+
+func TestHostNetwork(t *testing.T) {
+	spec := podSpec(t, mustRender(t, Options{}))
+	if get(spec, "hostNetwork") != nil || get(spec, "dnsPolicy") != nil {
+		t.Errorf("hostNetwork or dnsPolicy set by default: %v %v", get(spec, "hostNetwork"), get(spec, "dnsPolicy"))
+	}
+	res := renderValues(t, "hostNetwork: {enabled: true}")
+	spec = podSpec(t, res)
+	expectEq(t, "hostNetwork", get(spec, "hostNetwork"), true)
+	expectEq(t, "dnsPolicy", str(spec, "dnsPolicy"), "ClusterFirstWithHostNet")
+	c := container(t, res)
+	expectEq(t, "webhook port on the node", containerPort(t, c, "https"), float64(18443))
+	expectEq(t, "metrics port on the node", containerPort(t, c, "metrics"), float64(19090))
+	expectEq(t, "--listen", argValue(t, c, "--listen"), "0.0.0.0:18443")
+	expectEq(t, "--metrics-listen", argValue(t, c, "--metrics-listen"), "0.0.0.0:19090")
+	for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+		expectEq(t, probe+" port", containerPort(t, c, get(c, probe, "httpGet", "port")), float64(18443))
+	}
+	checkNetworkPolicy(t, res) // its ingress ports are the node ports
+	svc := one(t, res, "Service")
+	for _, p := range list(svc, "spec", "ports") {
+		if _, named := get(p, "targetPort").(string); !named {
+			t.Errorf("Service port %v targets a number, not the container port's name", p)
+		}
+	}
+	c = container(t, renderValues(t, "hostNetwork: {enabled: true, webhookPort: 12443, metricsPort: 12090}"))
+	expectEq(t, "hostNetwork.webhookPort", argValue(t, c, "--listen"), "0.0.0.0:12443")
+	expectEq(t, "hostNetwork.metricsPort", argValue(t, c, "--metrics-listen"), "0.0.0.0:12090")
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "hostNetwork: {enabled: true, webhookPort: 70000}")}}, "hostNetwork.webhookPort")
+}
+
+// The architectures' required node affinity: one term alone, or added to each of the user's terms.
+func TestArchitectures(t *testing.T) {
+	archTerm := obj{"key": "kubernetes.io/arch", "operator": "In", "values": []interface{}{"amd64", "arm64"}}
+	res := renderValues(t, "audit: {enabled: true}")
+	for what, spec := range map[string]obj{"webhook": podSpec(t, webhookOnly(res)), "audit": func() obj { s, _ := auditPod(t, res); return s }()} {
+		terms := list(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		expectEq(t, what+" node affinity", terms, []interface{}{obj{"matchExpressions": []interface{}{archTerm}}})
+	}
+	if hook := podSpec(t, webhookOnly(res)); len(list(hook, "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution")) != 1 {
+		t.Errorf("the default podAntiAffinity is gone: %v", get(hook, "affinity"))
+	}
+
+	spec := podSpec(t, renderValues(t, `
+architectures: [arm64]
+affinity:
+  podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+        - matchExpressions: [{key: pool, operator: In, values: [system]}]
+        - matchFields: [{key: metadata.name, operator: In, values: [node-a]}]
+`))
+	arm := obj{"key": "kubernetes.io/arch", "operator": "In", "values": []interface{}{"arm64"}}
+	expectEq(t, "user terms, each with the architectures", list(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"),
+		[]interface{}{
+			obj{"matchExpressions": []interface{}{obj{"key": "pool", "operator": "In", "values": []interface{}{"system"}}, arm}},
+			obj{"matchFields": []interface{}{obj{"key": "metadata.name", "operator": "In", "values": []interface{}{"node-a"}}}, "matchExpressions": []interface{}{arm}},
+		})
+	if get(spec, "affinity", "podAffinity") == nil || get(spec, "affinity", "podAntiAffinity") != nil {
+		t.Errorf("the user's affinity is not kept as it is: %v", get(spec, "affinity"))
+	}
+
+	spec = podSpec(t, renderValues(t, "architectures: []"))
+	if get(spec, "affinity", "nodeAffinity") != nil || get(spec, "affinity", "podAntiAffinity") == nil {
+		t.Errorf("architectures: [] still constrains nodes, or lost the spread: %v", get(spec, "affinity"))
+	}
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, `architectures: ["amd64,arm64"]`)}}, "architectures")
+}

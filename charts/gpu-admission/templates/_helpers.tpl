@@ -272,3 +272,39 @@ Checks on the audit values that hold even where values.schema.json is skipped. R
 {{- fail (printf "audit.metricsPort must be a port number between 1 and 65535, got %v" .Values.audit.metricsPort) }}
 {{- end }}
 {{- end }}
+
+{{/*
+The ports the webhook listens on: hostNetwork.* on the node's network, else containerPorts.*.
+*/}}
+{{- define "gpu-admission.webhookPort" -}}
+{{- int (ternary .Values.hostNetwork.webhookPort .Values.containerPorts.webhook .Values.hostNetwork.enabled) }}
+{{- end }}
+
+{{- define "gpu-admission.metricsPort" -}}
+{{- int (ternary .Values.hostNetwork.metricsPort .Values.containerPorts.metrics .Values.hostNetwork.enabled) }}
+{{- end }}
+
+{{/*
+An affinity with the architectures' required node affinity added: kubernetes.io/arch In
+`architectures` joins every nodeSelectorTerm (terms are alternatives, so each needs it), or is
+the only term. Call with (list $ AFFINITY); renders YAML, or nothing for an empty affinity.
+*/}}
+{{- define "gpu-admission.affinity" -}}
+{{- $root := index . 0 }}
+{{- $affinity := deepCopy (index . 1 | default dict) }}
+{{- with $root.Values.architectures }}
+{{- $arch := dict "key" "kubernetes.io/arch" "operator" "In" "values" . }}
+{{- $node := $affinity.nodeAffinity | default dict }}
+{{- $required := $node.requiredDuringSchedulingIgnoredDuringExecution | default dict }}
+{{- $terms := list }}
+{{- range ($required.nodeSelectorTerms | default (list dict)) }}
+{{- $terms = append $terms (set (deepCopy .) "matchExpressions" (append (.matchExpressions | default list) $arch)) }}
+{{- end }}
+{{- $_ := set $required "nodeSelectorTerms" $terms }}
+{{- $_ = set $node "requiredDuringSchedulingIgnoredDuringExecution" $required }}
+{{- $_ = set $affinity "nodeAffinity" $node }}
+{{- end }}
+{{- if $affinity }}
+{{- toYaml $affinity }}
+{{- end }}
+{{- end }}
