@@ -6,6 +6,8 @@
 package main
 
 import (
+	"sort"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -214,4 +216,161 @@ affinity:
 		t.Errorf("architectures: [] still constrains nodes, or lost the spread: %v", get(spec, "affinity"))
 	}
 	mustFail(t, Options{Values: []map[string]interface{}{vals(t, `architectures: ["amd64,arm64"]`)}}, "architectures")
+}
+
+func isHookObject(o obj) bool {
+	_, ok := stringMap(get(o, "metadata", "annotations"))["helm.sh/hook"]
+	return ok
+}
+
+// withoutHooks is the render without Helm hooks: what `kubectl apply` of deploy/ would create.
+func withoutHooks(res *Result) *Result {
+	out := &Result{Notes: res.Notes, Values: res.Values}
+	for _, m := range res.Manifests {
+		if !isHookObject(m.Object) {
+			out.Manifests = append(out.Manifests, m)
+		}
+	}
+	return out
+}
+
+// `helm uninstall` first runs a Job that deletes exactly the release's two webhook configurations.
+func TestPreDeleteHook(t *testing.T) {
+	res := mustRender(t, Options{ReleaseName: "acme", Namespace: "gpu-system"})
+	const name = "acme-gpu-admission-pre-delete"
+	var hooks []string
+	for _, m := range res.Manifests {
+		if !isHookObject(m.Object) {
+			continue
+		}
+		hooks = append(hooks, m.Kind()+" "+m.Name())
+		a := stringMap(get(m.Object, "metadata", "annotations"))
+		expectEq(t, m.Kind()+" hook", a["helm.sh/hook"], "pre-delete")
+		expectEq(t, m.Kind()+" hook-delete-policy", a["helm.sh/hook-delete-policy"], "before-hook-creation,hook-succeeded")
+		wantWeight := "-10" // RBAC before the Job
+		if m.Kind() == "Job" {
+			wantWeight = "0"
+		}
+		expectEq(t, m.Kind()+" hook-weight", a["helm.sh/hook-weight"], wantWeight)
+	}
+	sort.Strings(hooks)
+	expectEq(t, "hook objects", hooks, []string{"ClusterRole " + name, "ClusterRoleBinding " + name, "Job " + name, "ServiceAccount " + name})
+
+	// The grant: get and delete on the two configurations of this release, nothing else.
+	role := named(t, res, "ClusterRole", name)
+	expectEq(t, "hook ClusterRole rules", get(role, "rules"), vals(t, `
+rules:
+  - apiGroups: [admissionregistration.k8s.io]
+    resources: [validatingwebhookconfigurations, mutatingwebhookconfigurations]
+    resourceNames: [acme-gpu-admission]
+    verbs: [get, delete]`)["rules"])
+	for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+		expectEq(t, kind+" name (the grant's resourceName)", str(one(t, res, kind), "metadata", "name"), "acme-gpu-admission")
+	}
+	binding := named(t, res, "ClusterRoleBinding", name)
+	expectEq(t, "hook binding role", str(binding, "roleRef", "name"), name)
+	expectEq(t, "hook binding subject", get(binding, "subjects"), []interface{}{obj{"kind": "ServiceAccount", "name": name, "namespace": "gpu-system"}})
+
+	job := named(t, res, "Job", name)
+	spec, _ := get(job, "spec", "template", "spec").(obj)
+	c := list(spec, "containers")[0].(obj)
+	expectEq(t, "hook image", str(c, "image"), "registry.k8s.io/kubectl:v1.34.0")
+	expectEq(t, "hook kubectl arguments", strs(c, "args"), []string{"delete",
+		"validatingwebhookconfiguration.admissionregistration.k8s.io/acme-gpu-admission",
+		"mutatingwebhookconfiguration.admissionregistration.k8s.io/acme-gpu-admission", "--ignore-not-found", "--wait=false"})
+	expectEq(t, "hook serviceAccountName", str(spec, "serviceAccountName"), name)
+	expectEq(t, "hook restartPolicy", str(spec, "restartPolicy"), "Never")
+	checkRestricted(t, "pre-delete hook", spec, c)
+	if get(job, "spec", "activeDeadlineSeconds") == nil {
+		t.Errorf("the hook Job has no deadline: a stuck uninstall would wait for Helm's timeout")
+	}
+	// None of the webhook's selectors picks the hook's pod up.
+	podLabels := stringMap(get(job, "spec", "template", "metadata", "labels"))
+	webhookSelector := stringMap(get(one(t, res, "Service"), "spec", "selector"))
+	if matches(webhookSelector, podLabels) {
+		t.Errorf("the webhook Service selects the hook's pod: %v", podLabels)
+	}
+
+	for _, v := range []string{"hooks: {preDelete: false}", "rbac: {create: false}"} {
+		for _, m := range renderValues(t, v).Manifests {
+			if isHookObject(m.Object) {
+				t.Errorf("%s: hook %s %s is still rendered", v, m.Kind(), m.Name())
+			}
+		}
+	}
+	job = named(t, renderValues(t, "hooks: {image: mirror.example.com/kubectl:v1.34.0}"), "Job", testRelease+"-pre-delete")
+	expectEq(t, "hooks.image", str(job, "spec", "template", "spec", "containers", 0, "image"), "mirror.example.com/kubectl:v1.34.0")
+
+	// deploy/ is applied with kubectl, which would run a hook at once: it carries none.
+	files, err := DeployFiles(defaultChartDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, text := range files {
+		if strings.Contains(text, "helm.sh/hook") {
+			t.Errorf("deploy/%s carries a Helm hook", file)
+		}
+	}
+}
+
+// The default install, read as a cluster admin reads it before applying: every object it creates,
+// and what the API server will do with the two webhook configurations under each enforcement.
+func TestDefaultInstallAsAClusterAdminReadsIt(t *testing.T) {
+	res := mustRender(t, Options{})
+	var installed, hooks []string
+	for _, m := range res.Manifests {
+		entry := m.Kind() + " " + m.Name()
+		if ns := str(m.Object, "metadata", "namespace"); ns != "" {
+			entry += " (namespace " + ns + ")"
+		}
+		if isHookObject(m.Object) {
+			hooks = append(hooks, entry)
+		} else {
+			installed = append(installed, entry)
+		}
+	}
+	// In Helm's install order: the webhook configurations come last, once the pods can answer.
+	expectEq(t, "objects installed", installed, []string{
+		"NetworkPolicy gpu-admission (namespace gpu-admission)",
+		"ResourceQuota gpu-admission-critical-pods (namespace gpu-admission)",
+		"PodDisruptionBudget gpu-admission (namespace gpu-admission)",
+		"ServiceAccount gpu-admission (namespace gpu-admission)",
+		"Secret gpu-admission-tls (namespace gpu-admission)",
+		"ConfigMap gpu-admission-policy (namespace gpu-admission)",
+		"ClusterRole gpu-admission-cluster-state",
+		"ClusterRoleBinding gpu-admission-cluster-state",
+		"Service gpu-admission (namespace gpu-admission)",
+		"Deployment gpu-admission (namespace gpu-admission)",
+		"MutatingWebhookConfiguration gpu-admission",
+		"ValidatingWebhookConfiguration gpu-admission",
+	})
+	expectEq(t, "objects created only by helm uninstall (pre-delete hook)", hooks, []string{
+		"ServiceAccount gpu-admission-pre-delete (namespace gpu-admission)",
+		"ClusterRole gpu-admission-pre-delete",
+		"ClusterRoleBinding gpu-admission-pre-delete",
+		"Job gpu-admission-pre-delete (namespace gpu-admission)",
+	})
+	t.Logf("installed:\n  %s\nat uninstall:\n  %s", strings.Join(installed, "\n  "), strings.Join(hooks, "\n  "))
+
+	spec := podSpec(t, res)
+	expectEq(t, "webhook priority", str(spec, "priorityClassName"), "system-cluster-critical")
+	expectEq(t, "webhook architectures", strs(list(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")[0], "matchExpressions", 0, "values"), []string{"amd64", "arm64"})
+
+	excluded := append([]string{"gpu-admission", "kube-system"}, defaultExcluded...)
+	for _, c := range []struct{ enforcement, failurePolicy string }{{"audit", "Ignore"}, {"warn", "Ignore"}, {"enforce", "Fail"}} {
+		r := renderValues(t, "enforcement: "+c.enforcement)
+		v, m := webhookConfig(t, r, "ValidatingWebhookConfiguration"), webhookConfig(t, r, "MutatingWebhookConfiguration")
+		for what, h := range map[string]obj{"validating": v, "mutating": m} {
+			expectEq(t, c.enforcement+": "+what+" failurePolicy", str(h, "failurePolicy"), c.failurePolicy)
+			expectEq(t, c.enforcement+": "+what+" excluded namespaces", excludedNamespaces(t, h), excluded)
+			if get(h, "objectSelector") != nil {
+				t.Errorf("%s: %s has an objectSelector by default", c.enforcement, what)
+			}
+		}
+		expectEq(t, c.enforcement+": validating timeout", get(v, "timeoutSeconds"), float64(5))
+		expectEq(t, c.enforcement+": mutating timeout", get(m, "timeoutSeconds"), float64(3))
+		expectEq(t, c.enforcement+": validating matchConditions", len(list(v, "matchConditions")), 7)
+		expectEq(t, c.enforcement+": mutating matchConditions", get(m, "matchConditions"), nil)
+		expectEq(t, c.enforcement+": mutating rules", flattenRules(t, list(m, "rules")), wantMutatingRules)
+	}
 }

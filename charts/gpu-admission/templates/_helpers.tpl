@@ -308,3 +308,20 @@ the only term. Call with (list $ AFFINITY); renders YAML, or nothing for an empt
 {{- toYaml $affinity }}
 {{- end }}
 {{- end }}
+
+{{/*
+Labels of the pre-delete hook's objects and pod: a name of its own, so no selector of the webhook
+(Service, PodDisruptionBudget, NetworkPolicy, spread) picks the hook's pod up.
+*/}}
+{{- define "gpu-admission.hookLabels" -}}
+helm.sh/chart: {{ include "gpu-admission.chart" . }}
+app.kubernetes.io/name: {{ printf "%s-pre-delete" (include "gpu-admission.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: pre-delete-hook
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: gpu-admission
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
