@@ -563,3 +563,19 @@ func TestMatchConditionsRefuseAPolicyTheyCannotFollow(t *testing.T) {
 	renderValues(t, policy(`[{apiVersion: example.com/v1, kind: Trainer, templates: ["spec.roles[*].template"]}]`))
 	renderValues(t, policy(`[{apiVersion: apps/v1, kind: Deployment, templates: ["spec.template"]}]`)+"webhooks: {validating: {skipUnjudgedUpdates: false}}")
 }
+
+// docs/gpu-clusters.md shows the case table: it must be this one.
+func TestCaseTableIsDocumented(t *testing.T) {
+	doc := repoFile(t, "docs/gpu-clusters.md")
+	var rows []string
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "| ") && (strings.Contains(line, "| sent |") || strings.Contains(line, "| skipped |")) {
+			rows = append(rows, line)
+		}
+	}
+	var want []string
+	for _, c := range updateCases {
+		want = append(want, fmt.Sprintf("| %s | %s | %s |", c.name, map[bool]string{true: "sent", false: "skipped"}[c.sent], c.decision))
+	}
+	expectEq(t, "docs/gpu-clusters.md case table (copy it from `run.sh test BINARY -run MatchConditionsSkip -v`)", rows, want)
+}

@@ -173,6 +173,10 @@ func TestHostNetwork(t *testing.T) {
 			t.Errorf("Service port %v targets a number, not the container port's name", p)
 		}
 	}
+	if !strings.Contains(res.Notes, `the namespace needs Pod Security
+"privileged"`) {
+		t.Errorf("NOTES.txt does not say the namespace needs Pod Security privileged:\n%s", res.Notes)
+	}
 	c = container(t, renderValues(t, "hostNetwork: {enabled: true, webhookPort: 12443, metricsPort: 12090}"))
 	expectEq(t, "hostNetwork.webhookPort", argValue(t, c, "--listen"), "0.0.0.0:12443")
 	expectEq(t, "hostNetwork.metricsPort", argValue(t, c, "--metrics-listen"), "0.0.0.0:12090")
@@ -291,11 +295,18 @@ rules:
 		t.Errorf("the webhook Service selects the hook's pod: %v", podLabels)
 	}
 
+	if !strings.Contains(res.Notes, "`helm uninstall` removes both first") {
+		t.Errorf("NOTES.txt does not say how the webhook configurations go at uninstall:\n%s", res.Notes)
+	}
 	for _, v := range []string{"hooks: {preDelete: false}", "rbac: {create: false}"} {
-		for _, m := range renderValues(t, v).Manifests {
+		off := renderValues(t, v)
+		for _, m := range off.Manifests {
 			if isHookObject(m.Object) {
 				t.Errorf("%s: hook %s %s is still rendered", v, m.Kind(), m.Name())
 			}
+		}
+		if !strings.Contains(off.Notes, "Before `helm uninstall`, delete both yourself") {
+			t.Errorf("%s: NOTES.txt does not say to delete the webhook configurations before uninstalling:\n%s", v, off.Notes)
 		}
 	}
 	job = named(t, renderValues(t, "hooks: {image: mirror.example.com/kubectl:v1.34.0}"), "Job", testRelease+"-pre-delete")

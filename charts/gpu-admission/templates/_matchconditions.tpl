@@ -15,7 +15,8 @@ true for every request outside its own kind of object, so together they only eve
     consumer (device status, deallocation).
 Kinds the policy adds (webhooks.validating.extraKinds in other groups) are always sent. Every field
 is read behind has(), so no condition can fail on a missing field (an error would make the API
-server follow failurePolicy). test/chart/conditions_test.go checks each case against the binary.
+server follow failurePolicy). test/chart/conditions_test.go checks each case against the binary;
+docs/gpu-clusters.md has the table.
 Kubernetes 1.28 and later (GA in 1.30); older API servers get none and send every UPDATE.
 */}}
 {{- define "gpu-admission.mlGroups" -}}
