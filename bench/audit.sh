@@ -71,6 +71,7 @@ bench/audit_samples.sh "$GPU_ADMISSION" "$POLICY" "$work/samples" || exit 1
 
 counters() { curl -sk -H "Authorization: Bearer audit-standin-token" "$(jq -r '.clusters[0].cluster.server' "$work/kubeconfig")/standin/counters"; }
 cpu_s() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$1/stat"; }
+busy_s() { awk -v t="$(getconf CLK_TCK)" '/^cpu / { printf "%.2f", ($2 + $3 + $4 + $7 + $8 + $9) / t }' /proc/stat; }  # all CPUs
 time_field() { awk -F': ' -v k="$2" 'index($0, k) { print $2 }' "$1" | head -n1 | tr -d ' '; }
 seconds_of() {  # h:mm:ss or m:ss.cc -> seconds
   awk -F: '{ if (NF == 3) print $1 * 3600 + $2 * 60 + $3; else print $1 * 60 + $2 }' <<<"$1"
@@ -78,10 +79,11 @@ seconds_of() {  # h:mm:ss or m:ss.cc -> seconds
 
 # run_audit NAME OUTPUT_FORMAT -> $work/NAME.out, $work/NAME.time; sets the figures below
 run_audit() {
-  local name="$1" format="$2" before after cpu_before code=0
-  before="$(counters)"; cpu_before="$(cpu_s "$standin_pid")"
+  local name="$1" format="$2" before after cpu_before busy_before code=0
+  before="$(counters)"; cpu_before="$(cpu_s "$standin_pid")"; busy_before="$(busy_s)"
   /usr/bin/time -v -o "$work/$name.time" taskset -c "$AUDIT_CORE" "$GPU_ADMISSION" audit --kubeconfig "$work/kubeconfig" \
     -p "$POLICY" -o "$format" >"$work/$name.out" 2>"$work/$name.err" || code=$?
+  local busy_after; busy_after="$(busy_s)"
   after="$(counters)"
   if [ "$code" -ge 2 ]; then echo "audit.sh: the audit failed (exit $code): $(tail -n 3 "$work/$name.err")" >&2; exit 1; fi
   wall_s="$(seconds_of "$(time_field "$work/$name.time" 'Elapsed (wall clock)')")"
@@ -96,12 +98,16 @@ run_audit() {
   standin_cpu="$(awk -v a="$cpu_before" -v b="$(cpu_s "$standin_pid")" 'BEGIN { printf "%.2f", b - a }')"
   echo "$name: wall ${wall_s} s, CPU ${user_s} s user + ${sys_s} s sys, peak RSS $((rss_kb / 1024)) MiB ($rss_kb KiB); exit $code"
   echo "$name: $requests requests, $lists lists in $pages pages, $mb MB; stand-in CPU ${standin_cpu} s (${handler_s} s building pages)"
+  # What else ran meanwhile: the machine's busy CPU time less the audit's and the stand-in's.
+  other_s="$(awk -v a="$busy_before" -v b="$busy_after" -v u="$user_s" -v s="$sys_s" -v c="$standin_cpu" \
+    'BEGIN { o = b - a - u - s - c; printf "%.1f", o < 0 ? 0 : o }')"
+  echo "$name: other processes used ${other_s} s of CPU meanwhile (the machine had $(nproc) x ${wall_s} s)"
 }
 
 echo
 echo "== audit -o json (load before: $(cut -d' ' -f1-3 /proc/loadavg))"
 run_audit json json
-json_wall="$wall_s"; json_user="$user_s"; json_sys="$sys_s"; json_rss="$rss_kb"
+json_wall="$wall_s"; json_user="$user_s"; json_sys="$sys_s"; json_rss="$rss_kb"; json_other="$other_s"
 judged_total="$(jq '[.judged[]] | add' "$work/json.out")"
 echo "judged: $(jq -r '.judged | to_entries | map("\(.value) \(.key)") | join(", ")' "$work/json.out") ($judged_total objects)"
 echo "not judged: $(jq -r '.skipped | to_entries | map("\(.value) \(.key)") | join(", ")' "$work/json.out")"
@@ -165,5 +171,5 @@ else
   echo "audit.sh: the comparison failed to run" >&2; exit 1
 fi
 echo
-echo "summary: $PODS pods, seed $SEED: audit -o json wall ${json_wall} s, CPU ${json_user}+${json_sys} s, peak RSS $((json_rss / 1024)) MiB; largest PolicyReport ${largest:-0} bytes (${largest_ns:-none}); $(tail -n1 "$work/compare.txt")"
+echo "summary: $PODS pods, seed $SEED: audit -o json wall ${json_wall} s, CPU ${json_user}+${json_sys} s, peak RSS $((json_rss / 1024)) MiB (other processes ${json_other} s CPU meanwhile); largest PolicyReport ${largest:-0} bytes (${largest_ns:-none}); $(tail -n1 "$work/compare.txt")"
 tail -n1 "$work/compare.txt" | grep -q '^MATCH' || exit 1
