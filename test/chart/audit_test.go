@@ -327,9 +327,14 @@ func TestAuditEnabled(t *testing.T) {
 		"requests": obj{"cpu": "50m", "memory": "64Mi"}, "limits": obj{"memory": "256Mi"}})
 	spec, _ := auditPod(t, res)
 	expectEq(t, "audit nodeSelector", stringMap(get(spec, "nodeSelector")), map[string]string{"kubernetes.io/os": "linux"})
-	if get(spec, "priorityClassName") != nil || get(spec, "tolerations") != nil || get(spec, "affinity") != nil {
-		t.Errorf("audit pod sets a priority class, tolerations or affinity by default: %v", spec)
+	if get(spec, "priorityClassName") != nil || get(spec, "tolerations") != nil {
+		t.Errorf("audit pod sets a priority class or tolerations by default: %v", spec)
 	}
+	// Its only affinity is the architectures' (the image's).
+	expectEq(t, "audit affinity", get(spec, "affinity"), vals(t, `
+nodeAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/arch, operator: In, values: [amd64, arm64]}]}]`))
 	// The webhook's objects are exactly those of a render without the audit.
 	var hookKinds []string
 	for _, m := range webhookOnly(res).Manifests {
@@ -422,7 +427,7 @@ audit:
 	}
 	// The webhook's own pod settings stay the webhook's.
 	hookSpec := podSpec(t, webhookOnly(res))
-	if get(hookSpec, "priorityClassName") != nil || str(hookSpec, "nodeSelector", "pool") != "" {
+	if str(hookSpec, "priorityClassName") != "system-cluster-critical" || str(hookSpec, "nodeSelector", "pool") != "" {
 		t.Errorf("audit pod settings leaked into the webhook pod: %v", hookSpec)
 	}
 

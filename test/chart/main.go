@@ -42,6 +42,14 @@ const (
 
 var webhookKinds = map[string]bool{"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true}
 
+// isHook says whether a manifest is a Helm hook (helm.sh/hook annotation).
+func isHook(m Manifest) bool {
+	md, _ := m.Object["metadata"].(map[string]interface{})
+	annotations, _ := md["annotations"].(map[string]interface{})
+	_, ok := annotations["helm.sh/hook"]
+	return ok
+}
+
 // DeployFiles renders the files under deploy/ that are generated from the chart.
 func DeployFiles(chartDir string) (map[string]string, error) {
 	c, err := LoadChart(chartDir)
@@ -65,6 +73,8 @@ func DeployFiles(chartDir string) (map[string]string, error) {
 	var workload, policy, webhooks []Manifest
 	for _, m := range res.Manifests {
 		switch {
+		case isHook(m):
+			// Helm hooks run at install or uninstall time; kubectl apply would run them at once.
 		case webhookKinds[m.Kind()]:
 			webhooks = append(webhooks, m)
 		case m.Kind() == "ConfigMap":

@@ -118,17 +118,21 @@ NAME.NS.svc and NAME.NS.svc.<clusterDomain>. The API server itself uses NAME.NS.
 {{/*
 The webhook configurations' namespaceSelector: never call the webhook for the release namespace
 (so the webhook can always be repaired or scaled, whatever its state) or kube-system, plus
-webhooks.excludedNamespaces. kubernetes.io/metadata.name is set on every namespace since 1.21.
+webhooks.excludedNamespaces, added to webhooks.namespaceSelector's own terms (all must match).
+kubernetes.io/metadata.name is set on every namespace since 1.21.
 */}}
+{{- define "gpu-admission.excludedNamespaces" -}}
+{{- concat (list .Release.Namespace "kube-system") .Values.webhooks.excludedNamespaces | uniq | toJson }}
+{{- end }}
+
 {{- define "gpu-admission.namespaceSelector" -}}
-{{- $excluded := concat (list .Release.Namespace "kube-system") .Values.webhooks.excludedNamespaces | uniq }}
-matchExpressions:
-  - key: kubernetes.io/metadata.name
-    operator: NotIn
-    values:
-      {{- range $excluded }}
-      - {{ . | quote }}
-      {{- end }}
+{{- $user := .Values.webhooks.namespaceSelector | default dict }}
+{{- $notIn := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (include "gpu-admission.excludedNamespaces" . | fromJsonArray) }}
+{{- $selector := dict "matchExpressions" (append ($user.matchExpressions | default list) $notIn) }}
+{{- with $user.matchLabels }}
+{{- $_ := set $selector "matchLabels" . }}
+{{- end }}
+{{- toYaml $selector }}
 {{- end }}
 
 {{/*
@@ -158,6 +162,10 @@ Renders nothing; included by the Deployment and the webhook configurations.
 {{- $timeout := int .Values.webhooks.timeoutSeconds }}
 {{- if or (lt $timeout 1) (gt $timeout 5) }}
 {{- fail (printf "webhooks.timeoutSeconds must be between 1 and 5, got %v: a slower webhook eats the API server's request budget" .Values.webhooks.timeoutSeconds) }}
+{{- end }}
+{{- $mutatingTimeout := int (.Values.webhooks.mutating.timeoutSeconds | default 0) }}
+{{- if or (lt $mutatingTimeout 0) (gt $mutatingTimeout 5) }}
+{{- fail (printf "webhooks.mutating.timeoutSeconds must be between 1 and 5 (0: webhooks.timeoutSeconds), got %v: a slower webhook eats the API server's request budget" .Values.webhooks.mutating.timeoutSeconds) }}
 {{- end }}
 {{- if lt (int .Values.replicaCount) 2 }}
 {{- fail (printf "replicaCount must be at least 2, got %v: with one replica every reschedule leaves the cluster without a webhook" .Values.replicaCount) }}
@@ -262,5 +270,58 @@ Checks on the audit values that hold even where values.schema.json is skipped. R
 {{- $port := int .Values.audit.metricsPort }}
 {{- if or (lt $port 1) (gt $port 65535) }}
 {{- fail (printf "audit.metricsPort must be a port number between 1 and 65535, got %v" .Values.audit.metricsPort) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The ports the webhook listens on: hostNetwork.* on the node's network, else containerPorts.*.
+*/}}
+{{- define "gpu-admission.webhookPort" -}}
+{{- int (ternary .Values.hostNetwork.webhookPort .Values.containerPorts.webhook .Values.hostNetwork.enabled) }}
+{{- end }}
+
+{{- define "gpu-admission.metricsPort" -}}
+{{- int (ternary .Values.hostNetwork.metricsPort .Values.containerPorts.metrics .Values.hostNetwork.enabled) }}
+{{- end }}
+
+{{/*
+An affinity with the architectures' required node affinity added: kubernetes.io/arch In
+`architectures` joins every nodeSelectorTerm (terms are alternatives, so each needs it), or is
+the only term. Call with (list $ AFFINITY); renders YAML, or nothing for an empty affinity.
+*/}}
+{{- define "gpu-admission.affinity" -}}
+{{- $root := index . 0 }}
+{{- $affinity := deepCopy (index . 1 | default dict) }}
+{{- with $root.Values.architectures }}
+{{- $arch := dict "key" "kubernetes.io/arch" "operator" "In" "values" . }}
+{{- $node := $affinity.nodeAffinity | default dict }}
+{{- $required := $node.requiredDuringSchedulingIgnoredDuringExecution | default dict }}
+{{- $terms := list }}
+{{- range ($required.nodeSelectorTerms | default (list dict)) }}
+{{- $terms = append $terms (set (deepCopy .) "matchExpressions" (append (.matchExpressions | default list) $arch)) }}
+{{- end }}
+{{- $_ := set $required "nodeSelectorTerms" $terms }}
+{{- $_ = set $node "requiredDuringSchedulingIgnoredDuringExecution" $required }}
+{{- $_ = set $affinity "nodeAffinity" $node }}
+{{- end }}
+{{- if $affinity }}
+{{- toYaml $affinity }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the pre-delete hook's objects and pod: a name of its own, so no selector of the webhook
+(Service, PodDisruptionBudget, NetworkPolicy, spread) picks the hook's pod up.
+*/}}
+{{- define "gpu-admission.hookLabels" -}}
+helm.sh/chart: {{ include "gpu-admission.chart" . }}
+app.kubernetes.io/name: {{ printf "%s-pre-delete" (include "gpu-admission.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: pre-delete-hook
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: gpu-admission
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
 {{- end }}
 {{- end }}

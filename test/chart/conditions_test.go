@@ -1,0 +1,584 @@
+// The validating webhook's matchConditions, case by case: each UPDATE below is evaluated with the
+// rendered CEL expressions (cel_test.go) and judged by the built binary (`gpu-admission check` on
+// the AdmissionReview, the same decision phase as /validate). Every UPDATE the conditions leave out
+// must be one the webhook allows; the table also pins which are sent and what the webhook says.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func yamlToJSON(text string) []byte {
+	out, err := yaml.YAMLToJSON([]byte(text))
+	if err != nil {
+		panic(fmt.Sprintf("test YAML: %v\n%s", err, text))
+	}
+	return out
+}
+
+type gvr struct{ group, version, kind, resource string }
+
+var (
+	podR         = gvr{"", "v1", "Pod", "pods"}
+	deploymentR  = gvr{"apps", "v1", "Deployment", "deployments"}
+	replicaSetR  = gvr{"apps", "v1", "ReplicaSet", "replicasets"}
+	statefulSetR = gvr{"apps", "v1", "StatefulSet", "statefulsets"}
+	daemonSetR   = gvr{"apps", "v1", "DaemonSet", "daemonsets"}
+	jobR         = gvr{"batch", "v1", "Job", "jobs"}
+	cronJobR     = gvr{"batch", "v1", "CronJob", "cronjobs"}
+	rcR          = gvr{"", "v1", "ReplicationController", "replicationcontrollers"}
+	podTemplateR = gvr{"", "v1", "PodTemplate", "podtemplates"}
+	pytorchR     = gvr{"kubeflow.org", "v1", "PyTorchJob", "pytorchjobs"}
+	rayR         = gvr{"ray.io", "v1", "RayCluster", "rayclusters"}
+	trainerR     = gvr{"example.com", "v1", "Trainer", "trainers"}
+	claimR       = gvr{"resource.k8s.io", "v1", "ResourceClaim", "resourceclaims"}
+	claimTmplR   = gvr{"resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates"}
+)
+
+// What the webhook answers, as `check` reports it.
+const (
+	allowed     = "allowed"      // judged, no deny finding
+	refused     = "refused"      // judged, a deny finding
+	unjudged    = "unjudged"     // /validate allows it without judging (a kind the policy does not name)
+	cannotJudge = "cannot judge" // refused: the claim's pod cannot be read (`check` has no cluster state)
+)
+
+type updateCase struct {
+	name     string
+	r        gvr
+	sub      string // subresource
+	old      string // YAML; empty for a CREATE
+	patch    string // RFC 7386 merge patch (YAML) turning old into the new object; for a CREATE, the object
+	sent     bool   // the matchConditions send it to /validate
+	decision string
+}
+
+// mergePatch applies an RFC 7386 merge patch: maps merge, null deletes, anything else replaces.
+func mergePatch(target, patch interface{}) interface{} {
+	p, ok := patch.(map[string]interface{})
+	if !ok {
+		return deepCopy(patch)
+	}
+	t, ok := target.(map[string]interface{})
+	if !ok {
+		t = map[string]interface{}{}
+	}
+	out := deepCopyMap(t)
+	for k, v := range p {
+		if v == nil {
+			delete(out, k)
+		} else {
+			out[k] = mergePatch(out[k], v)
+		}
+	}
+	return out
+}
+
+const basePod = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: research
+  uid: 4c1e0a52-0000-4000-8000-000000000001
+  resourceVersion: "1001"
+  labels: {gpu-admission.io/tenant: research, cost-center: research, app: web}
+spec:
+  restartPolicy: Always
+  containers:
+    - {name: app, image: "busybox:1.36", env: [{name: NVIDIA_VISIBLE_DEVICES, value: void}]}
+  tolerations:
+    - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+status: {phase: Running, podIP: 10.0.0.7}
+`
+
+// A pod without labels, and one privileged: both admitted before the webhook was installed.
+const unlabelledPod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: old, namespace: research}
+spec: {containers: [{name: app, image: "busybox:1.36"}]}
+status: {phase: Running}
+`
+const privilegedPod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: legacy, namespace: research, labels: {gpu-admission.io/tenant: research, cost-center: research}}
+spec: {containers: [{name: app, image: "busybox:1.36", securityContext: {privileged: true}}]}
+status: {phase: Running}
+`
+
+// A GPU pod of tenant research, pinned to its pool, held by a scheduling gate (as Kueue does).
+const gatedGpuPod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: train, namespace: research, labels: {gpu-admission.io/tenant: research, cost-center: research}}
+spec:
+  schedulingGates: [{name: kueue.x-k8s.io/admission}]
+  nodeSelector: {gpu-admission.io/pool: a100-mig}
+  tolerations:
+    - {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}
+    - {key: gpu-admission.io/pool, operator: Equal, value: a100-mig, effect: NoSchedule}
+  containers: [{name: train, image: cuda, resources: {limits: {nvidia.com/mig-1g.10gb: 1}}}]
+status: {phase: Pending}
+`
+
+const podTemplateSpec = `{metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: "busybox:1.36"}]}}`
+const privilegedTemplateSpec = `{spec: {containers: [{name: app, image: "busybox:1.36", securityContext: {privileged: true}}]}}`
+
+func workload(kind, apiVersion, extraSpec string) string {
+	return fmt.Sprintf(`
+apiVersion: %s
+kind: %s
+metadata: {name: web, namespace: research, generation: 4, annotations: {deployment.kubernetes.io/revision: "3"}}
+spec: {%s template: %s}
+status: {observedGeneration: 4}
+`, apiVersion, kind, extraSpec, podTemplateSpec)
+}
+
+const baseCronJob = `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: research}
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: app, image: "busybox:1.36"}]}}}}
+`
+const basePodTemplate = `
+apiVersion: v1
+kind: PodTemplate
+metadata: {name: web, namespace: research}
+template: ` + podTemplateSpec + `
+`
+const basePyTorchJob = `
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: bert, namespace: research}
+spec:
+  pytorchReplicaSpecs:
+    Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: pytorch}]}}}
+`
+const baseRayCluster = `
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: ray, namespace: research}
+spec:
+  headGroupSpec: {template: {spec: {containers: [{name: head, image: ray}]}}}
+  workerGroupSpecs: [{groupName: cpu, replicas: 1, template: {spec: {containers: [{name: worker, image: ray}]}}}]
+`
+const baseClaim = `
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpus, namespace: research, uid: 9d0c0000-0000-4000-8000-000000000009}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: mig.nvidia.com, count: 1}}]}}
+`
+const allocation = `{devices: {results: [{request: gpu, driver: gpu.nvidia.com, pool: node-a, device: gpu-0-mig-1}]}}`
+
+func allocatedClaim(reservedFor string) string {
+	return baseClaim + "status: {allocation: " + allocation + ", reservedFor: " + reservedFor + "}\n"
+}
+
+var updateCases = []updateCase{
+	// Pods.
+	{"pod: tenant label removed", podR, "", basePod, `metadata: {labels: {gpu-admission.io/tenant: null}}`, true, refused},
+	{"pod: tenant label set to another tenant", podR, "", basePod, `metadata: {labels: {gpu-admission.io/tenant: platform}}`, true, refused},
+	{"pod: its tenant's cost-center label changed", podR, "", basePod, `metadata: {labels: {cost-center: platform}}`, true, refused},
+	{"pod: label added", podR, "", basePod, `metadata: {labels: {version: v2}}`, true, allowed},
+	{"pod: annotation changed", podR, "", basePod, `metadata: {annotations: {example.com/owner: ml}}`, true, allowed},
+	{"pod: CDI device annotation added", podR, "", basePod, `metadata: {annotations: {cdi.k8s.io/gpu: nvidia.com/gpu=all}}`, true, refused},
+	{"pod: status only", podR, "", basePod, `status: {phase: Succeeded, podIP: null}`, false, allowed},
+	{"pod: finalizer, owner reference, resourceVersion", podR, "", basePod,
+		`metadata: {resourceVersion: "1002", finalizers: [batch.kubernetes.io/job-tracking], ownerReferences: [{apiVersion: batch/v1, kind: Job, name: j, uid: u}]}`, false, allowed},
+	{"pod: deletion bookkeeping (finalizer removed)", podR, "", mustPatch(basePod, `metadata: {finalizers: [batch.kubernetes.io/job-tracking]}`),
+		`metadata: {finalizers: null, deletionTimestamp: "2025-01-01T00:00:00Z", deletionGracePeriodSeconds: 0}`, false, allowed},
+	{"pod: image changed", podR, "", basePod, `spec: {containers: [{name: app, image: "busybox:1.37", env: [{name: NVIDIA_VISIBLE_DEVICES, value: void}]}]}`, true, allowed},
+	{"pod: toleration added", podR, "", basePod,
+		`spec: {tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}, {key: example.com/maintenance, operator: Exists}]}`, true, allowed},
+	{"pod: activeDeadlineSeconds set", podR, "", basePod, `spec: {activeDeadlineSeconds: 3600}`, true, allowed},
+	{"pod without labels (admitted before the webhook): status only", podR, "", unlabelledPod, `status: {phase: Failed}`, false, allowed},
+	{"pod without labels: empty labels map written", podR, "", unlabelledPod, `metadata: {labels: {}}`, false, allowed},
+	{"pod without labels: label added", podR, "", unlabelledPod, `metadata: {labels: {app: old}}`, true, allowed},
+	{"privileged pod (admitted before the webhook): status only", podR, "", privilegedPod, `status: {phase: Succeeded}`, false, allowed},
+	{"privileged pod: label added (refused only for what it adds)", podR, "", privilegedPod, `metadata: {labels: {app: legacy}}`, true, allowed},
+	{"GPU pod: status only", podR, "", gatedGpuPod, `status: {conditions: [{type: PodScheduled, status: "False", reason: SchedulingGated}]}`, false, allowed},
+	{"GPU pod: gate removed, moved to another tenant's pool", podR, "", gatedGpuPod,
+		`spec: {schedulingGates: null, nodeSelector: {gpu-admission.io/pool: h100-shared}}`, true, refused},
+	{"GPU pod: gate removed only", podR, "", gatedGpuPod, `spec: {schedulingGates: null}`, true, allowed},
+	{"pods/ephemeralcontainers: privileged debug container", podR, "ephemeralcontainers", basePod,
+		`spec: {ephemeralContainers: [{name: debug, image: busybox, securityContext: {privileged: true}}]}`, true, refused},
+	{"pods/ephemeralcontainers: debug container", podR, "ephemeralcontainers", basePod,
+		`spec: {ephemeralContainers: [{name: debug, image: busybox, env: [{name: NVIDIA_VISIBLE_DEVICES, value: void}]}]}`, true, allowed},
+	{"pod: CREATE", podR, "", "", basePod, true, allowed},
+
+	// Workloads.
+	{"Deployment: template made privileged", deploymentR, "", workload("Deployment", "apps/v1", "replicas: 2,"), `spec: {template: ` + privilegedTemplateSpec + `}`, true, refused},
+	{"Deployment: template label claims another tenant", deploymentR, "", workload("Deployment", "apps/v1", "replicas: 2,"),
+		`spec: {template: {metadata: {labels: {gpu-admission.io/tenant: platform}}}}`, true, refused},
+	{"Deployment: replicas only", deploymentR, "", workload("Deployment", "apps/v1", "replicas: 2,"), `spec: {replicas: 5}`, false, allowed},
+	{"Deployment: rollout bookkeeping (labels, annotations, generation)", deploymentR, "", workload("Deployment", "apps/v1", "replicas: 2,"),
+		`metadata: {generation: 5, labels: {team: ml}, annotations: {deployment.kubernetes.io/revision: "4"}}`, false, allowed},
+	{"ReplicaSet: scaled by its Deployment", replicaSetR, "", workload("ReplicaSet", "apps/v1", "replicas: 2,"),
+		`{spec: {replicas: 0}, metadata: {annotations: {deployment.kubernetes.io/desired-replicas: "0"}}}`, false, allowed},
+	{"StatefulSet: template image changed", statefulSetR, "", workload("StatefulSet", "apps/v1", "replicas: 1,"),
+		`spec: {template: {spec: {containers: [{name: app, image: "busybox:1.37"}]}}}`, true, allowed},
+	{"DaemonSet: updateStrategy only", daemonSetR, "", workload("DaemonSet", "apps/v1", ""), `spec: {updateStrategy: {type: OnDelete}}`, false, allowed},
+	{"Job: suspended (a queue preempts it)", jobR, "", workload("Job", "batch/v1", "suspend: false,"), `spec: {suspend: true}`, false, allowed},
+	{"Job: resumed into another tenant's pool", jobR, "", workload("Job", "batch/v1", "suspend: true,"),
+		`spec: {suspend: false, template: {spec: {nodeSelector: {gpu-admission.io/pool: h100-shared}}}}`, true, refused},
+	{"CronJob: schedule only", cronJobR, "", baseCronJob, `spec: {schedule: "0 3 * * *", suspend: true}`, false, allowed},
+	{"CronJob: job template made privileged", cronJobR, "", baseCronJob,
+		`spec: {jobTemplate: {spec: {template: {spec: {containers: [{name: app, image: "busybox:1.36", securityContext: {privileged: true}}]}}}}}`, true, refused},
+	{"ReplicationController: replicas only", rcR, "", workload("ReplicationController", "v1", "replicas: 1,"), `spec: {replicas: 3}`, false, allowed},
+	{"PodTemplate: labels only", podTemplateR, "", basePodTemplate, `metadata: {labels: {team: ml}}`, false, allowed},
+	{"PodTemplate: template made privileged", podTemplateR, "", basePodTemplate, `template: ` + privilegedTemplateSpec, true, refused},
+
+	// ML kinds, and a kind of the policy's own.
+	{"PyTorchJob: worker template made privileged", pytorchR, "", basePyTorchJob,
+		`spec: {pytorchReplicaSpecs: {Worker: {template: {spec: {containers: [{name: pytorch, image: pytorch, securityContext: {privileged: true}}]}}}}}`, true, refused},
+	{"PyTorchJob: status written through the main resource", pytorchR, "", basePyTorchJob, `status: {conditions: [{type: Running, status: "True"}]}`, false, allowed},
+	{"RayCluster: worker replicas (spec changes are all sent)", rayR, "", baseRayCluster,
+		`spec: {workerGroupSpecs: [{groupName: cpu, replicas: 3, template: {spec: {containers: [{name: worker, image: ray}]}}}]}`, true, allowed},
+	{"Trainer (example.com): kinds outside the built-in groups are always sent", trainerR, "",
+		"apiVersion: example.com/v1\nkind: Trainer\nmetadata: {name: t, namespace: research}\nspec: {roles: []}\n", `status: {phase: Done}`, true, unjudged},
+
+	// Dynamic Resource Allocation.
+	{"ResourceClaim: label added (spec is immutable)", claimR, "", baseClaim, `metadata: {labels: {team: ml}}`, false, allowed},
+	{"ResourceClaimTemplate: annotation added", claimTmplR, "",
+		"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpus, namespace: research}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: mig.nvidia.com}}]}}}\n",
+		`metadata: {annotations: {example.com/owner: ml}}`, false, allowed},
+	{"ResourceClaim: CREATE asking for 3 GPUs (cap 2)", claimR, "", "",
+		mustPatch(baseClaim, `spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 3}}]}}`), true, refused},
+	{"resourceclaims/status: devices allocated", claimR, "status", baseClaim,
+		`status: {allocation: ` + allocation + `, reservedFor: [{resource: pods, name: train, uid: u-1}]}`, true, cannotJudge},
+	{"resourceclaims/status: reserved for one more pod", claimR, "status", allocatedClaim(`[{resource: pods, name: train, uid: u-1}]`),
+		`status: {reservedFor: [{resource: pods, name: train, uid: u-1}, {resource: pods, name: train-2, uid: u-2}]}`, true, cannotJudge},
+	{"resourceclaims/status: device conditions only", claimR, "status", allocatedClaim(`[{resource: pods, name: train, uid: u-1}]`),
+		`status: {devices: [{driver: gpu.nvidia.com, pool: node-a, device: gpu-0-mig-1, conditions: [{type: Ready, status: "True"}]}]}`, false, allowed},
+	{"resourceclaims/status: deallocated", claimR, "status", allocatedClaim(`[{resource: pods, name: train, uid: u-1}]`),
+		`status: {allocation: null, reservedFor: null}`, false, allowed},
+	{"resourceclaims/status: reservation dropped, allocation kept", claimR, "status", allocatedClaim(`[{resource: pods, name: train, uid: u-1}]`),
+		`status: {reservedFor: null}`, true, allowed},
+}
+
+func mustPatch(base, patch string) string {
+	var b, p interface{}
+	if err := json.Unmarshal(yamlToJSON(base), &b); err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(yamlToJSON(patch), &p); err != nil {
+		panic(err)
+	}
+	out, _ := json.Marshal(mergePatch(b, p))
+	return string(out)
+}
+
+// The request as the API server hands it to CEL: the AdmissionRequest converted to unstructured,
+// so fields tagged omitempty (subResource, dryRun) are absent when empty.
+func celRequest(c updateCase, withEmptySubResource bool) map[string]interface{} {
+	op := "UPDATE"
+	if c.old == "" {
+		op = "CREATE"
+	}
+	gvrMap := map[string]interface{}{"group": c.r.group, "version": c.r.version, "resource": c.r.resource}
+	req := map[string]interface{}{
+		"uid": "case", "kind": map[string]interface{}{"group": c.r.group, "version": c.r.version, "kind": c.r.kind},
+		"resource": gvrMap, "requestKind": map[string]interface{}{"group": c.r.group, "version": c.r.version, "kind": c.r.kind},
+		"requestResource": gvrMap, "namespace": "research", "operation": op,
+		"userInfo": map[string]interface{}{"username": "alice", "groups": []interface{}{"system:authenticated"}},
+	}
+	if c.sub != "" || withEmptySubResource {
+		req["subResource"] = c.sub
+		req["requestSubResource"] = c.sub
+	}
+	return req
+}
+
+func caseObjects(t *testing.T, c updateCase) (object, oldObject interface{}) {
+	t.Helper()
+	parse := func(text string) interface{} {
+		var v interface{}
+		if err := json.Unmarshal(yamlToJSON(text), &v); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		return v
+	}
+	if c.old == "" {
+		return parse(c.patch), nil
+	}
+	old := parse(c.old)
+	return mergePatch(old, parse(c.patch)), old
+}
+
+type matchCondition struct{ name, expression string }
+
+func validatingConditions(t *testing.T, res *Result) []matchCondition {
+	t.Helper()
+	var out []matchCondition
+	for _, c := range list(webhookConfig(t, res, "ValidatingWebhookConfiguration"), "matchConditions") {
+		out = append(out, matchCondition{str(c, "name"), str(c, "expression")})
+	}
+	return out
+}
+
+// sentBy evaluates every condition; the API server calls the webhook when all are true. A
+// condition that does not evaluate to a bool fails the test: the API server would follow
+// failurePolicy instead.
+func sentBy(t *testing.T, conds []matchCondition, env map[string]interface{}, what string) bool {
+	t.Helper()
+	sent := true
+	for _, c := range conds {
+		v, err := evalCEL(c.expression, env)
+		if err != nil {
+			t.Fatalf("matchCondition %s does not parse: %v", c.name, err)
+		}
+		b, ok := v.(bool)
+		if !ok {
+			t.Errorf("%s: matchCondition %s evaluates to %v, not a bool", what, c.name, v)
+			continue
+		}
+		sent = sent && b
+	}
+	return sent
+}
+
+// judge runs `gpu-admission check` on one AdmissionReview per case and returns each decision.
+func judge(t *testing.T, policy string, reviews map[string]interface{}) map[string]string {
+	t.Helper()
+	bin := binary(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"check", "--policy", "policy.yaml", "-o", "json"}
+	for file, review := range reviews {
+		data, _ := json.Marshal(review)
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, file)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	out, _ := cmd.Output() // exit 1 (denied) and 2 (errors) are expected here
+	var report struct {
+		Results []struct {
+			Source  string
+			Allowed bool
+		}
+		Skipped, Errors []struct{ Source, Reason string }
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("gpu-admission check -o json: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	file := func(source string) string { return strings.TrimSuffix(source, ":1") }
+	for _, r := range report.Results {
+		got[file(r.Source)] = map[bool]string{true: allowed, false: refused}[r.Allowed]
+	}
+	for _, s := range report.Skipped {
+		got[file(s.Source)] = unjudged
+	}
+	for _, e := range report.Errors {
+		if strings.Contains(e.Reason, "cannot judge pod") {
+			got[file(e.Source)] = cannotJudge
+		} else {
+			got[file(e.Source)] = "error: " + e.Reason
+		}
+	}
+	return got
+}
+
+func TestMatchConditionsSkipOnlyWhatTheWebhookAllows(t *testing.T) {
+	res := mustRender(t, Options{})
+	conds := validatingConditions(t, res)
+	if len(conds) == 0 {
+		t.Fatal("the validating webhook has no matchConditions by default")
+	}
+	reviews := map[string]interface{}{}
+	sent := map[string]bool{}
+	for i, c := range updateCases {
+		object, oldObject := caseObjects(t, c)
+		env := map[string]interface{}{"object": object, "oldObject": oldObject, "request": celRequest(c, false)}
+		sent[c.name] = sentBy(t, conds, env, c.name)
+		env["request"] = celRequest(c, true)
+		if again := sentBy(t, conds, env, c.name+" (subResource present but empty)"); again != sent[c.name] {
+			t.Errorf("%s: sent=%v without request.subResource, %v with it empty", c.name, sent[c.name], again)
+		}
+		req := celRequest(c, false)
+		req["object"] = object
+		if oldObject != nil {
+			req["oldObject"] = oldObject
+		}
+		reviews[fmt.Sprintf("case%02d.json", i)] = map[string]interface{}{
+			"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req}
+	}
+	for _, c := range updateCases {
+		if sent[c.name] != c.sent {
+			t.Errorf("%s: the matchConditions %s it, want %s", c.name,
+				map[bool]string{true: "send", false: "skip"}[sent[c.name]], map[bool]string{true: "sent", false: "skipped"}[c.sent])
+		}
+	}
+	// What the webhook says needs the binary (binary() skips the rest without it).
+	decisions := judge(t, renderedPolicy(t, res), reviews)
+
+	var table []string
+	for i, c := range updateCases {
+		got := decisions[fmt.Sprintf("case%02d.json", i)]
+		table = append(table, fmt.Sprintf("| %s | %s | %s |", c.name, map[bool]string{true: "sent", false: "skipped"}[sent[c.name]], got))
+		if got != c.decision {
+			t.Errorf("%s: the webhook says %q, want %q", c.name, got, c.decision)
+		}
+		if !sent[c.name] && got != allowed && got != unjudged {
+			t.Errorf("%s: skipped by the matchConditions, but the webhook would say %q: it must never skip what the webhook refuses", c.name, got)
+		}
+	}
+	t.Logf("case | matchConditions | webhook\n%s", strings.Join(table, "\n"))
+}
+
+// The conditions rely on what the webhook reads; these tie them to the sources that decide it.
+func TestMatchConditionsFollowTheDecoders(t *testing.T) {
+	src := func(rel string) string { return repoFile(t, rel) }
+	keys := func(text, name string) []string {
+		m := regexp.MustCompile(name + ` = keys\(([^)]*)\)`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("%s not found", name)
+		}
+		var out []string
+		for _, k := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(m[1], -1) {
+			out = append(out, k[1])
+		}
+		return sorted(out...)
+	}
+	decoder := src("policy/decoding/pod_decoder.cpp")
+	// A Pod is read from its apiVersion, metadata and spec only: status is never judged.
+	expectEq(t, "pod decoder: top-level keys", keys(decoder, "kObjectKeys"), []string{"apiVersion", "metadata", "spec"})
+	// Of the metadata, labels and annotations (compared by the pod condition) and the object's
+	// name, namespace and generateName (the identity, named in messages only).
+	expectEq(t, "pod decoder: metadata keys", keys(decoder, "kMetadataKeys"), []string{"annotations", "generateName", "labels", "name", "namespace"})
+
+	// The built-in ML kinds: every template under spec, in the groups the condition names.
+	rows := regexp.MustCompile(`\{"([^"]*)", "(\w+)",\s*\{([^}]*)\}\}`).FindAllStringSubmatch(src("policy/config/ml_kinds.cpp"), -1)
+	if len(rows) < 10 {
+		t.Fatalf("found %d rows in policy/config/ml_kinds.cpp", len(rows))
+	}
+	groups := map[string]bool{}
+	for _, row := range rows {
+		for _, p := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(row[3], -1) {
+			if row[1] == "" {
+				expectEq(t, row[2]+" template path", p[1], "template") // podtemplate-update-changes-template
+			} else if !strings.HasPrefix(p[1], "spec.") {
+				t.Errorf("%s template path %s is not under spec", row[2], p[1])
+			}
+		}
+		if row[1] != "" {
+			groups[row[1]] = true
+		}
+	}
+	var want []string
+	for g := range groups {
+		want = append(want, "'"+g+"'")
+	}
+	sort.Strings(want)
+	var ml string
+	for _, c := range validatingConditions(t, mustRender(t, Options{})) {
+		if c.name == "ml-workload-update-changes-spec" {
+			ml = c.expression
+		}
+	}
+	m := regexp.MustCompile(`request\.resource\.group in \[([^\]]*)\]`).FindStringSubmatch(ml)
+	if m == nil {
+		t.Fatalf("ml-workload-update-changes-spec names no groups: %s", ml)
+	}
+	expectEq(t, "ML groups in the condition", sorted(strings.Split(m[1], ", ")...), want)
+}
+
+func TestMatchConditionAndObjectSelectorValues(t *testing.T) {
+	names := func(res *Result, kind string) []string {
+		var out []string
+		for _, c := range list(webhookConfig(t, res, kind), "matchConditions") {
+			out = append(out, str(c, "name"))
+		}
+		return out
+	}
+	chartOwn := names(mustRender(t, Options{}), "ValidatingWebhookConfiguration")
+	expectEq(t, "the chart's conditions", chartOwn, []string{
+		"pod-update-changes-labels-annotations-or-spec", "workload-update-changes-pod-template",
+		"cronjob-update-changes-job-template", "podtemplate-update-changes-template", "ml-workload-update-changes-spec",
+		"claim-update-changes-spec", "claim-status-update-allocates"})
+	for _, n := range chartOwn {
+		if len(n) > 63 {
+			t.Errorf("matchCondition name %s is longer than 63 characters", n)
+		}
+	}
+	if n := names(mustRender(t, Options{}), "MutatingWebhookConfiguration"); n != nil {
+		t.Errorf("the mutating webhook (pods CREATE only) has matchConditions by default: %v", n)
+	}
+
+	res := renderValues(t, `
+webhooks:
+  validating:
+    matchConditions: [{name: not-kubelet, expression: "!('system:nodes' in request.userInfo.groups)"}]
+    objectSelector: {matchExpressions: [{key: example.com/managed, operator: DoesNotExist}]}
+  mutating:
+    matchConditions: [{name: not-dry-run, expression: "!has(request.dryRun) || !request.dryRun"}]
+    objectSelector: {matchLabels: {example.com/mutate: "yes"}}
+`)
+	expectEq(t, "user's validating condition comes after the chart's", names(res, "ValidatingWebhookConfiguration"), append(append([]string{}, chartOwn...), "not-kubelet"))
+	expectEq(t, "user's mutating condition", names(res, "MutatingWebhookConfiguration"), []string{"not-dry-run"})
+	expectEq(t, "validating objectSelector", str(webhookConfig(t, res, "ValidatingWebhookConfiguration"), "objectSelector", "matchExpressions", 0, "operator"), "DoesNotExist")
+	expectEq(t, "mutating objectSelector", stringMap(get(webhookConfig(t, res, "MutatingWebhookConfiguration"), "objectSelector", "matchLabels")), map[string]string{"example.com/mutate": "yes"})
+	checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5, objectSelector: true})
+
+	off := renderValues(t, "webhooks: {validating: {skipUnjudgedUpdates: false}}")
+	if get(webhookConfig(t, off, "ValidatingWebhookConfiguration"), "matchConditions") != nil {
+		t.Errorf("skipUnjudgedUpdates=false still renders matchConditions")
+	}
+	// Before 1.28 the API server has no matchConditions (alpha, off): none are rendered.
+	old := mustRender(t, Options{KubeVersion: "v1.27.9"})
+	if get(webhookConfig(t, old, "ValidatingWebhookConfiguration"), "matchConditions") != nil {
+		t.Errorf("matchConditions rendered for Kubernetes 1.27")
+	}
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "webhooks: {validating: {matchConditions: [{name: a}]}}")}}, "expression is required")
+}
+
+// A policy given as a value may not move pod templates where the conditions do not look.
+func TestMatchConditionsRefuseAPolicyTheyCannotFollow(t *testing.T) {
+	policy := func(workloads string) string {
+		return "policy:\n  apiVersion: gpu-admission.io/v1alpha1\n  kind: GpuAdmissionPolicy\n  metadata: {name: p}\n  spec:\n    workloads: " + workloads + "\n"
+	}
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, policy(`[{apiVersion: apps/v1, kind: Deployment, templates: ["spec.template"]}]`))}},
+		"policy spec.workloads[0] redefines apps/v1 Deployment")
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, policy(`[{apiVersion: example.com/v1, kind: Trainer, templates: ["spec.roles[*].template", "podTemplate"]}]`))}},
+		"has a pod template outside spec (podTemplate)")
+	// As text too, the way --set-file passes it.
+	text := "policy: |\n  apiVersion: gpu-admission.io/v1alpha1\n  kind: GpuAdmissionPolicy\n  spec:\n    workloads:\n      - {apiVersion: v1, kind: PodTemplate, templates: [template]}\n"
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, text)}}, "redefines v1 PodTemplate")
+	renderValues(t, policy(`[{apiVersion: example.com/v1, kind: Trainer, templates: ["spec.roles[*].template"]}]`))
+	renderValues(t, policy(`[{apiVersion: apps/v1, kind: Deployment, templates: ["spec.template"]}]`)+"webhooks: {validating: {skipUnjudgedUpdates: false}}")
+}
+
+// docs/gpu-clusters.md shows the case table: it must be this one.
+func TestCaseTableIsDocumented(t *testing.T) {
+	doc := repoFile(t, "docs/gpu-clusters.md")
+	var rows []string
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "| ") && (strings.Contains(line, "| sent |") || strings.Contains(line, "| skipped |")) {
+			rows = append(rows, line)
+		}
+	}
+	var want []string
+	for _, c := range updateCases {
+		want = append(want, fmt.Sprintf("| %s | %s | %s |", c.name, map[bool]string{true: "sent", false: "skipped"}[c.sent], c.decision))
+	}
+	expectEq(t, "docs/gpu-clusters.md case table (copy it from `run.sh test BINARY -run MatchConditionsSkip -v`)", rows, want)
+}
