@@ -607,6 +607,11 @@ def directed_cases():
         spec.setdefault("tolerations", tol_all)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
+    def required_terms(*terms):
+        """Required node affinity: ORed terms, each one `In` expression [key, value...]."""
+        exprs = [{"matchExpressions": [{"key": t[0], "operator": "In", "values": list(t[1:])}]} for t in terms]
+        return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": exprs}}}
+
     sidecar = c("sidecar", {"nvidia.com/gpu.shared": 1}, restartPolicy="Always")
     init4 = c("init", {"nvidia.com/gpu.shared": 4})
     app1 = c("main", {"nvidia.com/gpu.shared": 1})
@@ -657,6 +662,20 @@ def directed_cases():
         pod("d-unmapped-gpu-pool", "default", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "h100-shared"}),
         pod("d-foreign-pool", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "h100-shared"}),
         pod("d-cpu-in-foreign-pool", "team-alpha", [c()], nodeSelector={POOL_KEY: "h100-shared"}),
+        # several pools named while the nodeSelector holds the tenant's default pool (beta's
+        # h100-shared, no MIG) and a term also names a100-secure (mixed MIG, first in policy order):
+        # mutations apply in the default pool, as on the second pass over a pod pool-selector pinned
+        # there, and the rules judge the whole GPUs left in place in the first pool
+        pod("d-two-pools-default-held", "team-beta",
+            [c(limits={"nvidia.com/gpu": 1, "nvidia.com/mig-2g.20gb": 2})],
+            annotations={"gpu-admission.io/mig-profile": "2g.20gb"}, nodeSelector={POOL_KEY: "h100-shared"},
+            affinity=required_terms([POOL_KEY, "a100-secure", "h100-shared"])),
+        pod("d-two-pools-default-held-cap", "team-beta", [c(limits={"nvidia.com/gpu": 3})],
+            nodeSelector={POOL_KEY: "h100-shared"}, affinity=required_terms([POOL_KEY, "a100-secure"])),
+        pod("d-two-pools-affinity-only", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            affinity=required_terms([POOL_KEY, "a100-secure", "h100-shared"])),
+        pod("d-escapes-named-pool", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            affinity=required_terms([POOL_KEY, "a100-secure"], ["kubernetes.io/arch", "amd64"])),
         pod("d-exempt-privileged", "kube-system", [c(securityContext={"privileged": True})], hostPID=True),
         pod("d-glob-first-tenant", "alpha-ml", [c(limits={"nvidia.com/gpu": 1})]),
         pod("d-gamma-no-pools", "gamma", [c(limits={"nvidia.com/gpu": 1})]),

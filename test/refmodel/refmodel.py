@@ -433,6 +433,19 @@ def pod_pool(policy, tgt, tenant, gpu_pod):
     return tgt.named[0] if tgt.named else None
 
 
+def held_default_pool(policy, tgt, tenant, spec):
+    """Where a pod that names several pools is mutated, when not in the first (docs/design.md):
+    its tenant's defaultPool, when that is among them and its nodeSelector holds every label of it
+    (what pool-selector writes; the nodeSelector is ANDed with every term, so the pod lands there).
+    A second pass over a pod pool-selector pinned there, whose terms name another pool, then
+    changes nothing. Else None."""
+    if len(tgt.named) < 2 or tenant is None or not tenant.get("defaultPool"):
+        return None
+    d = policy.pool_by_name[tenant["defaultPool"]]
+    ns = spec.get("nodeSelector") or {}
+    return d if all(ns.get(k) == v for k, v in d["nodeSelector"].items()) else None   # held: named too
+
+
 # ---------------------------------------------------------------------------------------------
 # Host paths (gpu-device-access, mps-adversarial; docs/design.md "Host paths").
 
@@ -568,7 +581,7 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
     if selector_pool is not None:
         mig_pool = selector_pool
     else:
-        mig_pool = pod_pool(policy, tgt, tenant, info.asks)
+        mig_pool = held_default_pool(policy, tgt, tenant, spec) or pod_pool(policy, tgt, tenant, info.asks)
         if "multi-pool-as-unpinned" in quirks:
             mig_pool = _quirk_binary_pool(policy, spec, tenant, info.asks)
         if mig_pool is None and "unpinned-in-default-pool" in quirks:
