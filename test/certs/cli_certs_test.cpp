@@ -6,6 +6,7 @@
 
 #include "certs/certs_test_support.h"
 #include "webhook/cli/commands.h"
+#include "test_paths.h"
 
 using namespace certs_test;
 using gpu_admission::webhook::Args;
@@ -181,7 +182,7 @@ TEST_CASE("certs --help prints usage and exits 0", "[certs][cli]") {
 TEST_CASE("the gpu-admission binary dispatches certs", "[certs][cli][binary]") {
   TempDir tmp;
   std::string out_file = tmp.file("stdout");
-  std::string command = std::string("'") + GPU_ADMISSION_BINARY + "' certs --service svc --namespace ns --out-dir '" +
+  std::string command = std::string("'") + test_paths::binary() + "' certs --service svc --namespace ns --out-dir '" +
                         tmp.file("tls") + "' >'" + out_file + "' 2>/dev/null";
   int status = std::system(command.c_str());
   REQUIRE(WIFEXITED(status));
@@ -191,7 +192,7 @@ TEST_CASE("the gpu-admission binary dispatches certs", "[certs][cli][binary]") {
   CHECK(base64_decode(printed.substr(0, printed.size() - 1)) == slurp(tmp.file("tls/ca.crt")));
   CHECK(file_mode(tmp.file("tls/tls.key")) == 0600);
 
-  std::string bad = std::string("'") + GPU_ADMISSION_BINARY + "' certs --service svc >/dev/null 2>&1";
+  std::string bad = std::string("'") + test_paths::binary() + "' certs --service svc >/dev/null 2>&1";
   status = std::system(bad.c_str());
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 2);

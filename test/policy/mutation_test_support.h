@@ -17,6 +17,7 @@
 #include "webhook/cli/offline.h"
 #include "webhook/io/manifests.h"
 #include "webhook/io/policy_file.h"
+#include "test_paths.h"
 
 namespace mutation_test {
 
@@ -27,7 +28,7 @@ namespace webhook = gpu_admission::webhook;
 
 inline const policy::CompiledPolicy& fixture_policy() {
   static const webhook::PolicyLoad load = webhook::load_policy_file(
-      (std::filesystem::path(GPU_ADMISSION_SOURCE_DIR) / "test" / "fixtures" / "policy.yaml").string());
+      (std::filesystem::path(test_paths::source_dir()) / "test" / "fixtures" / "policy.yaml").string());
   if (!load.ok()) FAIL("test/fixtures/policy.yaml does not load:\n" << load.report());
   return *load.policy;
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "test_paths.h"
 
 namespace {
 
@@ -42,7 +43,7 @@ std::string read_text(const fs::path& path) {
   return out.str();
 }
 
-const fs::path kPolicyDir = fs::path(GPU_ADMISSION_SOURCE_DIR) / "policy";
+const fs::path kPolicyDir = fs::path(test_paths::source_dir()) / "policy";
 
 }  // namespace
 

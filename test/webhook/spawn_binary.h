@@ -1,4 +1,4 @@
-// Starting the real `gpu-admission` binary (GPU_ADMISSION_BINARY) as a child process for the
+// Starting the real `gpu-admission` binary (test_paths::binary()) as a child process for the
 // tests that run it as a server: stdout to /dev/null, stderr to a log file, every signal at its
 // default disposition and none blocked (so SIGTERM and SIGKILL behave as under a kubelet).
 #pragma once
@@ -9,6 +9,7 @@
 
 #include <string>
 #include <vector>
+#include "test_paths.h"
 
 extern char** environ;
 
@@ -16,7 +17,7 @@ namespace webhook_test {
 
 // The child's pid, or -1 when it could not be started.
 inline pid_t spawn_binary(std::vector<std::string> args, const std::string& log) {
-  args.insert(args.begin(), GPU_ADMISSION_BINARY);
+  args.insert(args.begin(), test_paths::binary());
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

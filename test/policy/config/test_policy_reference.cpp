@@ -13,6 +13,7 @@
 #include "policy/base/ids.h"
 #include "policy/config/policy_loader.h"
 #include "webhook/io/policy_file.h"
+#include "test_paths.h"
 
 using namespace gpu_admission;
 
@@ -20,7 +21,7 @@ namespace {
 
 const std::string& reference_text() {
   static const std::string text = [] {
-    const auto path = std::filesystem::path(GPU_ADMISSION_SOURCE_DIR) / "docs" / "policy-reference.md";
+    const auto path = std::filesystem::path(test_paths::source_dir()) / "docs" / "policy-reference.md";
     std::ifstream in(path);
     std::ostringstream out;
     out << in.rdbuf();

@@ -19,6 +19,7 @@
 #include "policy/dra/claim_decoder.h"
 #include "policy/dra/claim_gpus.h"
 #include "webhook/io/yaml_json.h"
+#include "test_paths.h"
 
 using namespace gpu_admission;
 using policy::AllocationMode;
@@ -418,7 +419,7 @@ TEST_CASE("claim JSON: duplicate keys, non-objects, a known kind", "[claim]") {
 
 namespace {
 
-const fs::path kDra = fs::path(GPU_ADMISSION_SHARED_DIR) / "corpora" / "dra-specs";
+const fs::path kDra = fs::path(test_paths::shared_dir()) / "corpora" / "dra-specs";
 
 // What the corpus checks read from one decoded claim (the views die with its parser).
 struct Summary {

@@ -12,6 +12,7 @@
 #include "webhook/io/manifests.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_file.h"
+#include "test_paths.h"
 
 using namespace gpu_admission;
 namespace fs = std::filesystem;
@@ -34,7 +35,7 @@ spec:
     mig-profile: off
 )";
 
-const fs::path kPsa = fs::path(GPU_ADMISSION_SHARED_DIR) / "corpora" / "psa";
+const fs::path kPsa = fs::path(test_paths::shared_dir()) / "corpora" / "psa";
 
 std::vector<fs::path> yaml_files(const fs::path& dir) {
   std::vector<fs::path> out;

@@ -14,13 +14,14 @@
 #include "webhook/audit/audit_sources.h"
 #include "webhook/audit/auditor.h"
 #include "webhook/io/policy_file.h"
+#include "test_paths.h"
 
 namespace audit_test {
 
 using namespace gpu_admission::webhook;
 using namespace gpu_admission::webhook::audit;
 
-inline const std::string kFixturePolicy = std::string(GPU_ADMISSION_SOURCE_DIR) + "/test/fixtures/policy.yaml";
+inline const std::string kFixturePolicy = std::string(test_paths::source_dir()) + "/test/fixtures/policy.yaml";
 
 inline std::string write_temp(const std::string& text, const std::string& suffix = ".yaml") {
   static int counter = 0;

@@ -14,6 +14,7 @@
 #include "webhook/cli/cli_test_support.h"
 #include "webhook/cluster/cluster_test_support.h"
 #include "webhook/spawn_binary.h"
+#include "test_paths.h"
 
 using namespace cluster_test;
 using cli_test::CliRun;
@@ -23,7 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kPolicy = std::string(GPU_ADMISSION_SOURCE_DIR) + "/test/fixtures/policy.yaml";
+const std::string kPolicy = std::string(test_paths::source_dir()) + "/test/fixtures/policy.yaml";
 
 Json meta(const std::string& ns, const std::string& name, const std::string& uid, const Json& owner = nullptr) {
   Json m = {{"name", name}, {"namespace", ns}, {"uid", uid}};

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "test_paths.h"
 
 namespace cli_test {
 
@@ -43,7 +44,7 @@ inline CliRun run_cli(const std::vector<std::string>& args, const std::string& c
   REQUIRE(out_fd >= 0);
   REQUIRE(err_fd >= 0);
   std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(GPU_ADMISSION_BINARY));
+  argv.push_back(const_cast<char*>(test_paths::binary()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = fork();
@@ -55,7 +56,7 @@ inline CliRun run_cli(const std::vector<std::string>& args, const std::string& c
     dup2(in_fd, 0);
     dup2(out_fd, 1);
     dup2(err_fd, 2);
-    execv(GPU_ADMISSION_BINARY, argv.data());
+    execv(test_paths::binary(), argv.data());
     _exit(127);
   }
   int status = 0;

@@ -5,13 +5,14 @@
 #include "yaml_test_support.h"
 
 #include <nlohmann/json.hpp>
+#include "test_paths.h"
 
 using namespace cli_test;
 using nlohmann::json;
 
 namespace {
 
-const std::string kPolicy = std::string(GPU_ADMISSION_SOURCE_DIR) + "/test/fixtures/policy.yaml";
+const std::string kPolicy = std::string(test_paths::source_dir()) + "/test/fixtures/policy.yaml";
 
 // What `kubectl get pods,deployments,replicasets -A -o json` prints: a List of full objects.
 json kubectl_list() {

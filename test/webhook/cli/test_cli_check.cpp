@@ -21,17 +21,18 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "test_paths.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kSource = GPU_ADMISSION_SOURCE_DIR;
+const std::string kSource = test_paths::source_dir();
 const std::string kPolicy = kSource + "/examples/policy.yaml";
 const std::string kManifests = kSource + "/examples/manifests";
 const std::string kData = kSource + "/test/data/cli";
-const std::string kCorpus = std::string(GPU_ADMISSION_SHARED_DIR) + "/corpora/gpu-manifests";
+const std::string kCorpus = std::string(test_paths::shared_dir()) + "/corpora/gpu-manifests";
 
 // ------------------------------------------------------------------ running the binary
 

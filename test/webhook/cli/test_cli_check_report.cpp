@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include "test_paths.h"
 
 namespace {
 
@@ -25,7 +26,7 @@ using cli_test::run_cli;
 using cli_test::TempFile;
 using nlohmann::json;
 
-const std::string kSource = GPU_ADMISSION_SOURCE_DIR;
+const std::string kSource = test_paths::source_dir();
 const std::string kPolicy = kSource + "/examples/policy.yaml";
 const std::string kManifests = kSource + "/examples/manifests";
 const std::string kData = kSource + "/test/data/cli";
@@ -42,7 +43,7 @@ std::string last_line(const std::string& out) {
 // Runs gpu-admission on a pseudo-terminal (stdout is a terminal), with NO_COLOR set or not.
 CliRun run_on_terminal(const std::vector<std::string>& args, bool no_color) {
   std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(GPU_ADMISSION_BINARY));
+  argv.push_back(const_cast<char*>(test_paths::binary()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   int master = -1;
@@ -52,7 +53,7 @@ CliRun run_on_terminal(const std::vector<std::string>& args, bool no_color) {
     if (no_color) setenv("NO_COLOR", "1", 1);
     else unsetenv("NO_COLOR");
     setenv("TERM", "xterm", 1);
-    execv(GPU_ADMISSION_BINARY, argv.data());
+    execv(test_paths::binary(), argv.data());
     _exit(127);
   }
   CliRun r;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "webhook/cli/cli_test_support.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -20,10 +21,10 @@ using cli_test::describe;
 using cli_test::run_cli;
 using nlohmann::json;
 
-const std::string kSource = GPU_ADMISSION_SOURCE_DIR;
+const std::string kSource = test_paths::source_dir();
 const std::string kDraExamples = kSource + "/examples/dra";
 const std::string kData = kSource + "/test/data/dra";
-const std::string kCorpus = std::string(GPU_ADMISSION_SHARED_DIR) + "/corpora/dra-specs";
+const std::string kCorpus = std::string(test_paths::shared_dir()) + "/corpora/dra-specs";
 
 json check_json(const std::vector<std::string>& args, int expected_code) {
   std::vector<std::string> all = {"check", "-o", "json"};

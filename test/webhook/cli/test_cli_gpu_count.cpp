@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "webhook/cli/cli_test_support.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -20,7 +21,7 @@ using cli_test::describe;
 using cli_test::run_cli;
 using nlohmann::json;
 
-const std::string kFixtures = std::string(GPU_ADMISSION_SOURCE_DIR) + "/test/fixtures";
+const std::string kFixtures = std::string(test_paths::source_dir()) + "/test/fixtures";
 const std::string kPolicy = kFixtures + "/policy.yaml";
 
 // A Pod in `ns` whose one container has `limits` (JSON), as a file for `check`.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include "test_paths.h"
 
 namespace {
 
@@ -21,7 +22,7 @@ using cli_test::describe;
 using cli_test::run_cli;
 using cli_test::TempFile;
 
-const std::string kPolicy = std::string(GPU_ADMISSION_SOURCE_DIR) + "/examples/policy.yaml";
+const std::string kPolicy = std::string(test_paths::source_dir()) + "/examples/policy.yaml";
 
 // A CPU pod in namespace `research`; `security` is the container's securityContext block (indented
 // by 8), `before` goes before the Pod's fields.

@@ -14,6 +14,7 @@
 
 #include "test/policy/ml_shapes.h"
 #include "webhook/cli/cli_test_support.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ using cli_test::describe;
 using cli_test::run_cli;
 using nlohmann::json;
 
-const std::string kSource = GPU_ADMISSION_SOURCE_DIR;
+const std::string kSource = test_paths::source_dir();
 const std::string kPolicy = kSource + "/examples/policy.yaml";
 const std::string kMl = kSource + "/examples/ml";
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "webhook/cli/cli_test_support.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -13,7 +14,7 @@ using cli_test::describe;
 using cli_test::run_cli;
 using nlohmann::json;
 
-const std::string kData = std::string(GPU_ADMISSION_SOURCE_DIR) + "/test/data/namespaces";
+const std::string kData = std::string(test_paths::source_dir()) + "/test/data/namespaces";
 
 json check(const std::vector<std::string>& extra, int code) {
   std::vector<std::string> args = {"check", "-p", kData + "/policy.yaml", "-o", "json"};

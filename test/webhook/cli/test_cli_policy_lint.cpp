@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include "test_paths.h"
 
 namespace {
 
@@ -16,7 +17,7 @@ using cli_test::run_cli;
 using cli_test::slurp;
 using cli_test::TempFile;
 
-const std::string kSource = GPU_ADMISSION_SOURCE_DIR;
+const std::string kSource = test_paths::source_dir();
 const std::string kExamplesPolicy = kSource + "/examples/policy.yaml";  // one lint warning (gpu-cap: audit)
 const std::string kDeployConfigMap = kSource + "/deploy/policy-configmap.yaml";
 const std::string kUnknownPool = kSource + "/test/data/cli/unknown-pool-policy.yaml";  // error at 20:15

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "webhook/cli/cli_test_support.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -104,7 +105,7 @@ cases:
 }
 
 TEST_CASE("the examples/rollout suites pass, run as a directory", "[cli][rollout][test]") {
-  auto r = run_cli({"test", std::string(GPU_ADMISSION_SOURCE_DIR) + "/examples/rollout"});
+  auto r = run_cli({"test", std::string(test_paths::source_dir()) + "/examples/rollout"});
   INFO(r.out << r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("5 passed, 0 failed") != std::string::npos);

@@ -17,12 +17,13 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "test_paths.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = GPU_ADMISSION_SOURCE_DIR;
+const std::string kSource = test_paths::source_dir();
 const std::string kExamples = kSource + "/examples";
 
 // ------------------------------------------------------------------ running the binary

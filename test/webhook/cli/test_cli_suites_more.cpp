@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include "test_paths.h"
 
 namespace {
 
@@ -17,7 +18,7 @@ using cli_test::run_cli;
 using cli_test::TempDir;
 using nlohmann::json;
 
-const std::string kSource = GPU_ADMISSION_SOURCE_DIR;
+const std::string kSource = test_paths::source_dir();
 const std::string kPolicy = kSource + "/examples/policy.yaml";
 const std::string kManifests = kSource + "/examples/manifests";
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "webhook/cli/cli_test_support.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -16,7 +17,7 @@ using cli_test::describe;
 using cli_test::run_cli;
 using cli_test::TempFile;
 
-const std::string kPolicy = std::string(GPU_ADMISSION_SOURCE_DIR) + "/examples/policy.yaml";
+const std::string kPolicy = std::string(test_paths::source_dir()) + "/examples/policy.yaml";
 
 // A CPU pod in namespace `research`; `metadata` and `container` are extra lines (indented by 2
 // and 6), `volumes` the pod's volumes block (indented by 2).

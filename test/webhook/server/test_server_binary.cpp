@@ -1,4 +1,4 @@
-// The real `gpu-admission serve` binary (GPU_ADMISSION_BINARY) on loopback with free ports: the
+// The real `gpu-admission serve` binary (test_paths::binary()) on loopback with free ports: the
 // start-up summary, hot reload of the policy (Kubernetes ..data symlink swap), of the
 // certificate pair (rename-over) while a keep-alive connection stays open, a bad policy kept
 // out, SIGHUP, and SIGTERM draining (readyz 503, exit 0). Also the start-up errors.
@@ -17,6 +17,7 @@
 #include "webhook/server/server_test_support.h"
 #include "webhook/io/default_policy.h"
 #include "webhook/spawn_binary.h"
+#include "test_paths.h"
 
 
 namespace fs = std::filesystem;

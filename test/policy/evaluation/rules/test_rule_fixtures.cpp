@@ -20,6 +20,7 @@
 #include "webhook/cli/input_claims.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_file.h"
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace gpu_admission;
@@ -27,7 +28,7 @@ using namespace gpu_admission;
 namespace {
 
 const fs::path& fixtures_dir() {
-  static const fs::path dir = fs::path(GPU_ADMISSION_SOURCE_DIR) / "test" / "fixtures";
+  static const fs::path dir = fs::path(test_paths::source_dir()) / "test" / "fixtures";
   return dir;
 }
 
