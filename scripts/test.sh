@@ -1,38 +1,55 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds everything and runs every test with CTest. In CI (CI=true) or
-# with SANITIZE=1, the suite then runs again built with AddressSanitizer and UBSan; each
-# libFuzzer target runs for FUZZ_SECONDS (default 60) from its seed corpus (CI or FUZZ=1); and
-# the suite runs against the profile-guided release build the Dockerfile ships (CI or PGO=1).
+# Installs dependencies, builds everything and runs every test with CTest.
+#
+#   scripts/test.sh              # build/ (RelWithDebInfo): the whole suite
+#   CI=true scripts/test.sh      # what CI runs (.ci/run), two build trees:
+#     1. build-pgo: the profile-guided release build the Dockerfile ships (scripts/build-pgo.sh),
+#        with the tests: the whole suite runs on the binary users get;
+#     2. build-sanitize (clang-14, AddressSanitizer + UBSan): the suite again, less the chart and
+#        refmodel tests, then each libFuzzer target for FUZZ_SECONDS (default 60) from its seeds.
+#   PGO=1, SANITIZE=1, FUZZ=1    # add those runs to a local one
+# Extra arguments go to every ctest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 jobs="$(nproc)"
-# Build trees (plain, sanitizers, fuzzing) and checkouts in other folders share ccache's objects.
+ci=0
+[ "${CI:-}" = "true" ] && ci=1
+# Build trees and checkouts in other folders share ccache's objects.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_ADMISSION_TESTS=ON
-cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs" "$@")
+stage() { echo "--- $* ($(date -u +%H:%M:%S), ${SECONDS} s in) ---"; }
 
-if [ "${CI:-}" = "true" ] || [ "${SANITIZE:-0}" = "1" ]; then
-  echo "--- the same tests under AddressSanitizer + UndefinedBehaviorSanitizer ---"
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPU_ADMISSION_SANITIZE=ON -DGPU_ADMISSION_TESTS=ON
-  cmake --build build-asan -j"$jobs"
+if [ "$ci" = 1 ] || [ "${PGO:-0}" = "1" ]; then
+  stage "the profile-guided release build (scripts/build-pgo.sh) and the whole suite on it"
+  ./scripts/build-pgo.sh build-pgo -DGPU_ADMISSION_TESTS=ON
+  (cd build-pgo && ctest --output-on-failure -j"$jobs" "$@")
+fi
+if [ "$ci" = 0 ]; then
+  stage "build/ and the whole suite"
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_ADMISSION_TESTS=ON
+  cmake --build build -j"$jobs"
+  (cd build && ctest --output-on-failure -j"$jobs" "$@")
+fi
+
+sanitize=$(( ci || ${SANITIZE:-0} )) fuzz=$(( ci || ${FUZZ:-0} ))
+if [ "$sanitize" = 1 ] || [ "$fuzz" = 1 ]; then
+  # One clang tree serves both: the libraries are compiled once, with ASan, UBSan (undefined
+  # behaviour is fatal) and libFuzzer's coverage hooks; the test executables and the fuzz targets
+  # link them.
+  stage "build-sanitize: clang-14, AddressSanitizer + UndefinedBehaviorSanitizer, tests and fuzz targets"
+  CXX=clang++-14 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_ADMISSION_SANITIZE=ON \
+    -DGPU_ADMISSION_FUZZ=ON -DGPU_ADMISSION_TESTS=ON -DGPU_ADMISSION_FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+  cmake --build build-sanitize -j"$jobs"
+fi
+if [ "$sanitize" = 1 ]; then
+  stage "the suite under AddressSanitizer + UndefinedBehaviorSanitizer"
   # The chart test renders YAML with Go and exercises nothing new under the sanitizers; the
   # refmodel differential test runs 72 `check` batches and is slow under them.
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-     ctest --output-on-failure -j"$jobs" -LE "chart|refmodel" "$@")
+  (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j"$jobs" -LE "chart|refmodel|fuzz" "$@")
 fi
-
-if [ "${CI:-}" = "true" ] || [ "${FUZZ:-0}" = "1" ]; then
-  echo "--- fuzzing: each target ${FUZZ_SECONDS:-60} s (libFuzzer, clang-14, ASan + UBSan) ---"
-  CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_ADMISSION_FUZZ=ON \
-    -DGPU_ADMISSION_FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
-  cmake --build build-fuzz -j"$jobs"
-  (cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)
+if [ "$fuzz" = 1 ]; then
+  stage "fuzzing: each target ${FUZZ_SECONDS:-60} s at most (libFuzzer, from its seeds and regressions)"
+  (cd build-sanitize && ctest --output-on-failure -j"$jobs" -L fuzz)
 fi
-
-if [ "${CI:-}" = "true" ] || [ "${PGO:-0}" = "1" ]; then
-  echo "--- the profile-guided release build (scripts/build-pgo.sh, as the Dockerfile builds) and the tests on it ---"
-  ./scripts/build-pgo.sh build-pgo -DGPU_ADMISSION_TESTS=ON
-  (cd build-pgo && ctest --output-on-failure -j"$jobs" -LE chart "$@")
-fi
+stage "done"
