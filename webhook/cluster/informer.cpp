@@ -215,6 +215,11 @@ Informer::WatchEnd Informer::watch(std::string& resource_version, std::string& d
     trim_parser();  // the event's elements are not used after this
     return true;
   };
+  // A watch that opens resumes from resource_version: the cache is in step again (after a
+  // broken watch, not only after the next list).
+  const auto on_status = [&](int status) {
+    if (status == 200 && metrics_ != nullptr) metrics_->set_cluster_synced(resource_, true);
+  };
   const HttpResult result = client_.stream(
       path, std::chrono::seconds(timeout_seconds + 30),
       [&](const char* data, size_t size) {
@@ -224,7 +229,7 @@ Informer::WatchEnd Informer::watch(std::string& resource_version, std::string& d
         }
         return end == WatchEnd::Closed && !stopping();
       },
-      &canceller_);
+      &canceller_, on_status);
   if (stopping()) return WatchEnd::Stopped;
   if (end != WatchEnd::Closed) return end;
   if (result.status == 410) return detail = result.describe(), WatchEnd::Expired;

@@ -266,18 +266,19 @@ HttpResult KubeClient::send_once(std::string_view method, const std::string& pat
 
 HttpResult KubeClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,
                               const std::function<bool(const char*, size_t)>& on_data,
-                              StreamCanceller* canceller) const {
-  HttpResult result = stream_once(path, idle_timeout, on_data, canceller);
+                              StreamCanceller* canceller, const std::function<void(int)>& on_status) const {
+  HttpResult result = stream_once(path, idle_timeout, on_data, canceller, on_status);
   if (result.status == 401 && !config_.token_file.empty()) {
     bearer_token(true);
-    result = stream_once(path, idle_timeout, on_data, canceller);
+    result = stream_once(path, idle_timeout, on_data, canceller, on_status);
   }
   return result;
 }
 
 HttpResult KubeClient::stream_once(const std::string& path, std::chrono::milliseconds idle_timeout,
                                    const std::function<bool(const char*, size_t)>& on_data,
-                                   StreamCanceller* canceller) const {
+                                   StreamCanceller* canceller,
+                                   const std::function<void(int)>& on_status) const {
   HttpResult result;
   try {
     auto client = make_client(std::min(idle_timeout, std::chrono::milliseconds(10'000)), idle_timeout, false);
@@ -293,6 +294,7 @@ HttpResult KubeClient::stream_once(const std::string& path, std::chrono::millise
         (config_.path_prefix + path).c_str(), httplib::Headers{{"Accept", "application/json"}},
         [&](const httplib::Response& head) {
           result.status = head.status;
+          if (on_status) on_status(head.status);
           return true;
         },
         [&](const char* data, size_t size) {

@@ -68,9 +68,11 @@ class KubeClient {
                   std::chrono::milliseconds timeout) const;
 
   // GET path and hand the body to `on_data` as it arrives (a 200 response only; stop by
-  // returning false). `idle_timeout` bounds each read.
+  // returning false). `idle_timeout` bounds each read. `on_status`, when given, learns the
+  // response's status as soon as its head arrives (a watch that opened, before any event).
   HttpResult stream(const std::string& path, std::chrono::milliseconds idle_timeout,
-                    const std::function<bool(const char*, size_t)>& on_data, StreamCanceller* canceller) const;
+                    const std::function<bool(const char*, size_t)>& on_data, StreamCanceller* canceller,
+                    const std::function<void(int)>& on_status = {}) const;
 
   // The bearer token in use ("" without one).
   std::string bearer_token(bool force_reload = false) const;
@@ -92,7 +94,8 @@ class KubeClient {
   HttpResult get_with(std::unique_ptr<httplib::ClientImpl> client, const std::string& path,
                       std::chrono::milliseconds timeout, size_t max_body, bool& answered) const;
   HttpResult stream_once(const std::string& path, std::chrono::milliseconds idle_timeout,
-                         const std::function<bool(const char*, size_t)>& on_data, StreamCanceller* canceller) const;
+                         const std::function<bool(const char*, size_t)>& on_data, StreamCanceller* canceller,
+                         const std::function<void(int)>& on_status) const;
 
   KubeConfig config_;
   struct Tls;

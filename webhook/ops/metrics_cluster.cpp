@@ -9,9 +9,11 @@ namespace gpu_admission::webhook {
 using namespace metrics_detail;
 
 void Metrics::precreate_cluster_series() {
+  // The synced gauge of a resource appears when its watch starts (Informer::start): a DRA
+  // resource the API server does not serve has none, rather than a 0 an alert would read.
+  set_cluster_synced(kClusterResources[0], false);
   for (size_t r = 0; r < kCachedResources; ++r) {
     set_cluster_objects(kClusterResources[r], 0);
-    set_cluster_synced(kClusterResources[r], false);
     impl_->cluster_decode_error_series.get(r, impl_->registration, [&] {
       return prometheus::Labels{{"resource", std::string(kClusterResources[r])}};
     });

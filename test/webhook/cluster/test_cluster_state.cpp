@@ -187,9 +187,13 @@ TEST_CASE("cluster state: the API server goes away, serving continues, and it co
   CHECK(state.find(ClaimKind::Template, "team-a", "missing") == nullptr);  // the GET fails: error
   CHECK(has_metric(metrics, "gpu_admission_cluster_synced{resource=\"namespaces\"} 0"));
 
+  const int lists_before = server.lists_of("namespaces");
   server.put("namespaces", namespace_object("team-b", {{"tenant", "b"}}));
   REQUIRE(server.start(port));
   CHECK(eventually([&] { return state.labels_of("team-b") != nullptr; }, 15s));
+  // In step again as soon as the resumed watch opens, without waiting for a list.
+  CHECK(eventually([&] { return has_metric(metrics, "gpu_admission_cluster_synced{resource=\"namespaces\"} 1"); }, 15s));
+  CHECK(server.lists_of("namespaces") == lists_before);
   state.stop();
 }
 
@@ -220,11 +224,17 @@ TEST_CASE("cluster state: without resource.k8s.io, claims are absent and readine
   server.put("namespaces", namespace_object("team-a"));
   REQUIRE(server.start());
   Logger logger(LogLevel::Error);
-  cl::ClusterState state(config_for(server), fast_options(), nullptr, &logger);
+  Metrics metrics;
+  cl::ClusterState state(config_for(server), fast_options(), &metrics, &logger);
   REQUIRE(started_and_synced(state));
   CHECK(state.claims_version().empty());
   CHECK(state.find(ClaimKind::Claim, "team-a", "x") == nullptr);
   CHECK(server.counters.gets == 0);
+  // No synced gauge for what is not watched: an alert on `== 0` must not fire for it.
+  const std::string scraped = metrics.serialize();
+  CHECK(scraped.find("gpu_admission_cluster_synced{resource=\"namespaces\"} 1") != std::string::npos);
+  CHECK(scraped.find("gpu_admission_cluster_synced{resource=\"resourceclaims\"") == std::string::npos);
+  CHECK(scraped.find("gpu_admission_cluster_synced{resource=\"resourceclaimtemplates\"") == std::string::npos);
 }
 
 TEST_CASE("cluster state: a wrong CA or token never syncs, and says why", "[cluster]") {
