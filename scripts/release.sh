@@ -6,7 +6,7 @@
 #   gpu-admission-CHARTVERSION.tgz                     the Helm chart
 #   SHA256SUMS                                         of every file above
 # then runs each tarball on a clean root (scripts/verify-release.sh) and builds the multi-arch
-# image from the tarballs (Dockerfile.release) when docker buildx is there.
+# image from the tarballs (Dockerfile.release) with docker buildx, or with buildah (no daemon).
 #
 #   scripts/release.sh 0.1.0                     # both architectures, amd64 with PGO
 #   scripts/release.sh 0.1.0 --arch amd64 --binary build/gpu-admission   # package a build (development)
@@ -219,6 +219,39 @@ package_chart() {
 }
 
 # --- the image --------------------------------------------------------------------------------
+# docker buildx when it has a daemon, else buildah (no daemon: apt-get install buildah), else the
+# command to run elsewhere. Either builds every platform here without emulation.
+docker_usable() {
+  command -v docker >/dev/null && docker buildx version >/dev/null 2>&1 && docker info >/dev/null 2>&1
+}
+
+# buildah 1.28 (Debian 12's) leaves BUILDPLATFORM unset, so it is given. Several platforms make a
+# manifest list named $image, from nothing (--manifest adds to a list that exists); one platform, a
+# plain image. Isolation is chroot unless BUILDAH_ISOLATION says otherwise: the one RUN unpacks a
+# tarball, and chroot works in containers and CI runners where buildah's runtime cannot make its
+# cgroups. STORAGE_DRIVER=vfs where overlay mounts fail.
+build_image_buildah() { # build_image_buildah PLATFORMS
+  local cmd=(buildah build -f Dockerfile.release --platform "$1" --build-arg "VERSION=$version"
+             --build-arg "BUILDPLATFORM=$(buildah info --format '{{.host.os}}/{{.host.arch}}')")
+  if [ ${#arch_list[@]} -gt 1 ]; then
+    if buildah manifest exists "$image" 2>/dev/null; then buildah manifest rm "$image" >&2
+    elif buildah inspect --type image "$image" >/dev/null 2>&1; then buildah rmi "$image" >&2; fi
+    cmd+=(--manifest "$image")
+  else
+    cmd+=(-t "$image")
+  fi
+  say "image $image for $1 with buildah (isolation ${BUILDAH_ISOLATION:-chroot})"
+  BUILDAH_ISOLATION="${BUILDAH_ISOLATION:-chroot}" "${cmd[@]}" dist >&2 ||
+    die "buildah could not build $image: see \"The image without docker\" in docs/releases.md"
+  [ "$push" = 1 ] || return 0
+  say "pushing $image"
+  if [ ${#arch_list[@]} -gt 1 ]; then
+    buildah manifest push --all "$image" "docker://$image" >&2
+  else
+    buildah push "$image" "docker://$image" >&2
+  fi
+}
+
 build_image() {
   local platforms=() a
   for a in "${arch_list[@]}"; do platforms+=("linux/$a"); done
@@ -228,13 +261,16 @@ build_image() {
              -t "$image")
   if [ "$push" = 1 ]; then cmd+=(--push); elif [ ${#platforms[@]} -eq 1 ]; then cmd+=(--load); fi
   cmd+=(dist)
-  if ! command -v docker >/dev/null || ! docker buildx version >/dev/null 2>&1 || ! docker info >/dev/null 2>&1; then
-    echo "release: docker with buildx and a running daemon is not available here; skipped the image. Build it with:" >&2
+  if docker_usable; then
+    say "image $image for $platform_list"
+    "${cmd[@]}" >&2
+  elif command -v buildah >/dev/null; then
+    build_image_buildah "$platform_list"
+  else
+    echo "release: neither docker buildx with a running daemon nor buildah is here; skipped the image. Build it with:" >&2
     echo "  ${cmd[*]}" >&2
-    return
+    echo "or install buildah (apt-get install -y buildah), which needs no daemon, and run release.sh again." >&2
   fi
-  say "image $image for $platform_list"
-  "${cmd[@]}" >&2
 }
 
 # --- the release ------------------------------------------------------------------------------
