@@ -249,13 +249,22 @@ TEST_CASE("cluster state: a wrong CA or token never syncs, and says why", "[clus
   cl::ClusterState state(wrong_token, fast_options(), nullptr, &logger);
   std::string error;
   REQUIRE(state.start(error));
-  std::this_thread::sleep_for(500ms);
+  const auto read_log = [&] {
+    std::ifstream in(dir.file("log"));
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  // Both the list and the discovery have failed at least once (at once here; a loaded or
+  // emulated machine takes longer over the TLS handshakes).
+  CHECK(eventually([&] {
+    const std::string text = read_log();
+    return text.find("cluster watch failed") != std::string::npos &&
+           text.find("cluster discovery failed") != std::string::npos;
+  }));
   CHECK(state.not_ready_reason().find("namespaces not listed yet") != std::string::npos);
   state.stop();
   // The failures name the endpoint they came from: the API server's URL and the path.
   std::fflush(log);
-  std::ifstream in(dir.file("log"));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_log();
   INFO(text);
   const std::string server_url = "https://127.0.0.1:" + std::to_string(server.port());
   CHECK(text.find(R"("msg":"cluster watch failed)") != std::string::npos);
