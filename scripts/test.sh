@@ -37,8 +37,8 @@ if [ "$sanitize" = 1 ] || [ "$fuzz" = 1 ]; then
   # behaviour is fatal) and libFuzzer's coverage hooks; the test executables and the fuzz targets
   # link them.
   stage "build-sanitize: clang-14, AddressSanitizer + UndefinedBehaviorSanitizer, tests and fuzz targets"
-  # -O1, line tables for the reports, and no NDEBUG: the debug checks of the libraries and of
-  # simdjson's On-Demand API stay on, as in a Debug build.
+  # -O1 and line tables for the reports; simdjson's On-Demand debug checks are on in a sanitizer
+  # tree (CMakeLists.txt), as they were in the Debug build this tree replaces.
   CXX=clang++-14 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DGPU_ADMISSION_SANITIZE=ON \
     -DGPU_ADMISSION_FUZZ=ON -DGPU_ADMISSION_TESTS=ON -DGPU_ADMISSION_FUZZ_SECONDS="${FUZZ_SECONDS:-60}"

@@ -275,8 +275,7 @@ void Informer::run() {
     const auto lasted = std::chrono::steady_clock::now() - started;
     if (lasted >= kMinHealthyWatch) backoff = options_.initial_backoff;
     if (end == WatchEnd::Closed && lasted >= kMinCleanWatch) {
-      count_restart("closed", "");
-      if (metrics_ != nullptr) metrics_->set_cluster_synced(resource_, true);
+      count_restart("closed", "");  // the gauge went to 1 when this watch opened (a 200)
       continue;
     }
     if (end == WatchEnd::Expired || end == WatchEnd::Invalid) need_list = true;
