@@ -237,13 +237,20 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
   return policy;
 }
 
-const Tenant* CompiledPolicy::tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels) const {
+const Tenant* CompiledPolicy::tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels,
+                                                   bool* unknown) const {
+  if (unknown) *unknown = false;
   int owner = tenant_namespaces_.first_match(ns);
   if (!selector_tenants_.empty()) {
-    const LabelPairs* known = labels ? labels->labels_of(ns) : nullptr;
+    const NamespaceLookup lookup = labels ? labels->lookup(ns) : NamespaceLookup{};
     for (int t : selector_tenants_) {
       if (owner != GlobIndex::kNoMatch && t >= owner) break;  // a glob of an earlier tenant wins
-      if (known && tenants_[t].namespace_selector->matches(*known)) return &tenants_[t];
+      if (lookup.unreadable) {
+        // This selector tenant comes first if it matches, and nobody can tell whether it does.
+        if (unknown) *unknown = true;
+        return nullptr;
+      }
+      if (lookup.labels && tenants_[t].namespace_selector->matches(*lookup.labels)) return &tenants_[t];
     }
   }
   return owner == GlobIndex::kNoMatch ? nullptr : &tenants_[owner];

@@ -113,7 +113,11 @@ class CompiledPolicy {
   // First tenant (in policy order) whose namespace globs match `ns` or whose namespaceSelector
   // matches its labels (`labels` may be null: labels unknown, no selector matches); nullptr for
   // unmapped namespaces.
-  const Tenant* tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels = nullptr) const;
+  // `unknown`, when given, is set when the tenant depends on labels that could not be read (a
+  // namespaceSelector tenant listed before any tenant whose globs match): the result is then
+  // nullptr, and the caller must not treat the namespace as one of no tenant.
+  const Tenant* tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels = nullptr,
+                                     bool* unknown = nullptr) const;
   const Tenant* tenant_by_name(std::string_view name) const;
 
   const std::vector<Pool>& pools() const { return pools_; }

@@ -29,12 +29,21 @@ struct LabelSelector {
   bool matches(const LabelPairs& labels) const;
 };
 
-// A namespace's labels, or nullptr when they are not known (the namespace is not in the cluster
-// state, or no Namespace object was given): then no namespaceSelector matches it.
+// What is known of a namespace's labels: the labels, or nullptr when the namespace has none known
+// (not in the cluster, or no Namespace object was given); `unreadable` when they exist or may exist
+// but could not be read (the API server failed or was too slow), which is not the same as none.
+struct NamespaceLookup {
+  const LabelPairs* labels = nullptr;
+  bool unreadable = false;
+};
+
+// A namespace's labels, or nullptr when they are not known: then no namespaceSelector matches it.
 class NamespaceLabels {
  public:
   virtual ~NamespaceLabels() = default;
   virtual const LabelPairs* labels_of(std::string_view namespace_name) const = 0;
+  // Sources that can fail (cluster state) say so here; the others never do.
+  virtual NamespaceLookup lookup(std::string_view namespace_name) const { return {labels_of(namespace_name), false}; }
 };
 
 }  // namespace gpu_admission::policy

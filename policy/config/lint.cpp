@@ -193,8 +193,8 @@ void unmapped_allow_with_selectors(Lint& l) {
   if (tenants.empty()) return;
   l.warn(child_path("spec.defaults", "unmappedGpuPods"),
          "is allow while " + names_text("tenant", tenants, "is", "are") + " chosen by namespaceSelector: a GPU pod "
-         "in a namespace whose labels are not known (cluster state off or unreachable) has no tenant, so it is "
-         "admitted in any pool with no cap; use deny");
+         "in a namespace whose labels are not known (serve --cluster off; check without its Namespace object) has no "
+         "tenant, so it is admitted in any pool with no cap; use deny");
 }
 
 // Why a spec.workloads template path that parses looks wrong, or "" when it looks right: pod

@@ -9,6 +9,7 @@ void Decision::clear() {
   exempt = false;
   exempt_by = {};
   tenant = nullptr;
+  tenant_unknown = false;
   pool = nullptr;
   findings.clear();
   patch.clear();
@@ -17,6 +18,7 @@ void Decision::clear() {
   mutated = {};
   gpu_slices = 0;
   slices_per_gpu = 7;
+  commit_point = {};
   gpu_sources.clear();
 }
 
@@ -27,7 +29,7 @@ bool Decision::has(Action action) const {
 void keep_new_findings(Decision& decision, const Decision& before) {
   auto seen_before = [&](const Finding& f) {
     return std::any_of(before.findings.begin(), before.findings.end(),
-                       [&](const Finding& b) { return b.rule == f.rule && b.field == f.field; });
+                       [&](const Finding& b) { return b.rule == f.rule && b.field == f.field && b.message == f.message; });
   };
   decision.findings.erase(std::remove_if(decision.findings.begin(), decision.findings.end(), seen_before),
                           decision.findings.end());

@@ -31,6 +31,9 @@ struct Decision {
   bool exempt = false;
   std::string_view exempt_by;  // "namespace" or "username" when exempt
   const Tenant* tenant = nullptr;
+  // The namespace's labels could not be read and a namespaceSelector tenant might own it: the
+  // tenant is unknown (tenant is nullptr, but not because the namespace belongs to no tenant).
+  bool tenant_unknown = false;
   const Pool* pool = nullptr;
   std::vector<Finding> findings;
   Patch patch;
@@ -43,6 +46,9 @@ struct Decision {
   std::vector<std::string> notices;
   int64_t gpu_slices = 0;                      // effective GPU request, in compute slices
   int slices_per_gpu = 7;
+  // An UPDATE judged in full because it starts or moves the pod: what it does ("removes the pod's
+  // last scheduling gate"); empty for every other request.
+  std::string_view commit_point;
   std::string gpu_sources;  // pods with DRA claims: "1 nvidia.com/gpu + 2 from claim template two-gpus"
 
   void clear();
@@ -50,8 +56,9 @@ struct Decision {
   bool has(Action action) const;
 };
 
-// Keeps only findings that are not already present (same rule and field) in `before`: used for
-// UPDATE requests, which must not be refused for what the existing object already had.
+// Keeps only findings that are not already present in `before` (the same rule, field and message:
+// a violation that grows, 9 GPUs becoming 64, is new): used for UPDATE requests that are not commit
+// points, which must not be refused for what the existing object already had.
 void keep_new_findings(Decision& decision, const Decision& before);
 
 // Adds the decision of one pod template to the decision of its whole object (kinds with several

@@ -38,7 +38,9 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   std::string_view ns = options.namespace_name.empty() ? pod.namespace_name : options.namespace_name;
   if (exempt(policy, ns, options, out)) return;
 
-  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
+  bool tenant_unknown = false;
+  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels, &tenant_unknown);
+  out.tenant_unknown = tenant_unknown;
   PoolResolution pools = resolve_pools(policy, pod);
   // The lists of this evaluation's claim lookups and counts live in an arena on the stack, so a
   // review with DRA claims touches the heap only when they outgrow it.
@@ -91,7 +93,8 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   if (options.describe_gpus && (!gpu.claims.entries.empty() || gpu.device_class_resources))
     out.gpu_sources = gpu_sources_text(gpu);
 
-  RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems};
+  RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems,
+                  tenant_unknown};
   for (const RuleDef& rule : rule_table()) {
     Action action = policy.action(rule.id, tenant);
     if (action == Action::Off) continue;

@@ -7,7 +7,9 @@
 // in-process server. State that outlives a request (per-thread scratch, views, the connection's
 // buffers) is what this target attacks: a view of an earlier request read by a later one is a
 // use-after-free that ASan reports. Every answer must be an HTTP error or an AdmissionReview
-// that echoes its request's uid.
+// that echoes its request's uid. Steps of the tenant's own pod (commit_point_scenario.h) check the
+// promise of commit points: an allowed ungating, re-pointing or allocation never starts a pod that
+// a CREATE of it, as it now is, would be refused.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commit_point_scenario.h"
 #include "webhook/server/server_test_support.h"
 
 using namespace gpu_admission;
@@ -28,12 +31,15 @@ namespace {
   std::abort();
 }
 
-// The pods an allocation review reserves: whatever the last pod step sent, by name.
+// The pods an allocation review reserves: the tenant's pod as stored, by its name; else whatever
+// the last pod step sent.
 struct LastPods final : policy::PodSource {
   std::string text;
-  Outcome pod_json(std::string_view, std::string_view, std::string& out) const override {
-    if (text.empty()) return Outcome::NotFound;
-    out = text;
+  std::string tenant_pod;  // "" while the tenant has none
+  Outcome pod_json(std::string_view, std::string_view name, std::string& out) const override {
+    const std::string& found = name == commit_points::kPodName ? tenant_pod : text;
+    if (found.empty()) return Outcome::NotFound;
+    out = found;
     return Outcome::Found;
   }
 };
@@ -47,12 +53,24 @@ struct Harness {
   }()};
   webhook::Logger logger{webhook::LogLevel::Info, server_test::dev_null_fd()};
   LastPods pods;
+  commit_points::Claims claims;
   webhook::AdmissionService direct{server.policies, &server.metrics, &logger};
   server_test::TlsClient client;
   Harness() {
     if (!server.started) fail("the server did not start", server.start_error);
     server.admission.set_pod_source(&pods);
     direct.set_pod_source(&pods);
+  }
+  // Each input starts with no tenant pod and two claims that ask for no GPU.
+  void reset_tenant() {
+    pods.tenant_pod.clear();
+    for (const char* name : commit_points::kClaimNames) claims.put(name, commit_points::claim_devices(0));
+    use_claims();
+  }
+  // Between requests only: no review is in flight while the resolver changes.
+  void use_claims() {
+    server.admission.set_claim_resolver(claims.resolver.get());
+    direct.set_claim_resolver(claims.resolver.get());
   }
 };
 
@@ -226,14 +244,77 @@ void send_engine(Harness& h, webhook::Endpoint endpoint, const std::string& body
   if (response.header("connection") == "close") h.client.close();
 }
 
+// Sends a review straight to the service and returns its response (an AdmissionReview's).
+json answer(Harness& h, webhook::Endpoint endpoint, const json& review) {
+  const std::string body = review.dump();
+  auto buffer = std::make_unique<char[]>(body.size() + webhook::AdmissionService::kBodyPadding);
+  std::memcpy(buffer.get(), body.data(), body.size());
+  std::memset(buffer.get() + body.size(), ' ', webhook::AdmissionService::kBodyPadding);
+  webhook::HttpReply reply = h.direct.handle(endpoint, std::string_view(buffer.get(), body.size()), true);
+  check_reply(reply.status, reply.body, review["request"]["uid"]);
+  return json::parse(reply.body)["response"];
+}
+
+// The promise of a commit point that was just allowed: the stored pod, created now, is admitted.
+void check_admitted_now(Harness& h, const std::string& uid, const char* step) {
+  const json pod = json::parse(h.pods.tenant_pod);
+  const json created = answer(h, webhook::Endpoint::Validate, envelope(uid + "-now", kPodKind, "pods", pod));
+  if (created["allowed"] != true)
+    fail("a commit point was allowed for a pod a CREATE refuses",
+         std::string(step) + "\npod: " + pod.dump() + "\nclaims: " + json(h.claims.objects).dump() +
+             "\nCREATE: " + created.dump());
+}
+
+// One step of the tenant's own pod and claims.
+void tenant_step(Program& p, Harness& h, const std::string& uid) {
+  namespace cp = commit_points;
+  const uint8_t op = p.byte();
+  const bool have_pod = !h.pods.tenant_pod.empty();
+  auto update = [&](const json& object, const char* step, bool commit_point) {
+    json review = envelope(uid, kPodKind, "pods", object, "UPDATE");
+    review["request"]["oldObject"] = json::parse(h.pods.tenant_pod);
+    if (answer(h, webhook::Endpoint::Validate, review)["allowed"] != true) return;
+    h.pods.tenant_pod = object.dump();
+    if (commit_point) check_admitted_now(h, uid, step);
+  };
+  switch (have_pod ? op % 6 : 0) {
+    case 0: {
+      const json pod = cp::gated_pod(p.byte());
+      if (answer(h, webhook::Endpoint::Validate, envelope(uid, kPodKind, "pods", pod))["allowed"] == true)
+        h.pods.tenant_pod = pod.dump();
+      return;
+    }
+    case 1: return update(cp::repointed(json::parse(h.pods.tenant_pod), p.byte()), "re-point", true);
+    case 2: return update(cp::ungated(json::parse(h.pods.tenant_pod)), "ungate", true);
+    case 3: return update(cp::labelled(json::parse(h.pods.tenant_pod)), "label", false);
+    case 4: {  // the tenant deletes a claim and creates another of the same name
+      h.claims.put(cp::kClaimNames[p.byte() & 1], cp::claim_devices(p.byte()));
+      h.use_claims();
+      return;
+    }
+    default: {  // the scheduler allocates one of the pod's claims
+      const json& claim = h.claims.objects[cp::kClaimNames[p.byte() & 1]];
+      json review = envelope(uid, claim_kind(false), "resourceclaims", cp::allocation(claim), "UPDATE", "status");
+      review["request"]["oldObject"] = claim;
+      review["request"]["userInfo"]["username"] = "system:kube-scheduler";
+      if (answer(h, webhook::Endpoint::Validate, review)["allowed"] == true) check_admitted_now(h, uid, "allocate");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Harness& h = harness();
+  h.reset_tenant();
   Program p(data, size);
   for (int step = 0; step < 24 && !p.done(); ++step) {
     const uint8_t how = p.byte();
     const std::string uid = "uid-" + std::to_string(step) + "-" + p.name();
+    if (how >= 0xc0) {  // a quarter of the steps: the tenant's pod and claims
+      tenant_step(p, h, uid);
+      continue;
+    }
     bool crafted = true;
     const std::string body = step_body(p, uid, h, crafted);
     const std::string expected_uid = crafted ? uid : "";

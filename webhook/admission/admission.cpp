@@ -239,6 +239,12 @@ HttpReply AdmissionService::answer_validate(Exchange& x) const {
     response.code = 403;
     response.reason = "Forbidden";
     response.message = join_messages(decision, Action::Deny);
+    if (!decision.commit_point.empty()) {
+      // The old object's findings were not excused: say why, or the user wonders what changed.
+      response.message += " (judged in full: this update ";
+      response.message += decision.commit_point;
+      response.message += ")";
+    }
   }
   for (const auto& f : decision.findings) {
     if (metrics_) {

@@ -85,16 +85,18 @@ class EnvelopeReader : public policy::json::Reader {
     });
   }
 
-  // An object: decoded now into `pod` when its kind is a Pod or a built-in workload kind
-  // already read, else kept as text. An object that does not decode (a wrong type, a key read
-  // twice) is left there and the pass goes on: the decision phase refuses it. Invalid JSON ends
-  // the pass: the body is refused.
+  // An object: decoded now into `pod` when its kind is a Pod or a built-in workload kind and the
+  // operation CREATE were already read (the API server writes both first), else kept as text.
+  // An UPDATE's objects are kept as text: whether it is a commit point is read from the text of
+  // both, and the decision phase decodes them from it. An
+  // object that does not decode (a wrong type, a key read twice) is left there and the pass goes
+  // on: the decision phase refuses it. Invalid JSON ends the pass: the body is refused.
   bool request_object(od::value& v, std::string_view& text, policy::PodView* pod, AdmissionRequest::Decoded& decoded,
                       const Loc& at) {
     const AdmissionRequest& r = request_;
     const bool builtin_group = r.kind_group.empty() || r.kind_group == "apps" || r.kind_group == "batch";
     const auto kind = builtin_group ? policy::workload_kind_from(r.kind) : std::nullopt;
-    if (!pod || !kind) return raw(v, text, at);
+    if (!pod || !kind || r.operation != "CREATE") return raw(v, text, at);
     auto error = policy::decode_pod_value(v, *kind, *pod, eager_.policy_env_vars);
     if (!error) {
       decoded = AdmissionRequest::Decoded::Yes;

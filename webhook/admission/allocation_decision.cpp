@@ -1,10 +1,10 @@
-// The decision phase for a claim's allocation (devices are judged again when they are
-// allocated): an UPDATE of resourceclaims/status that newly sets status.allocation, or adds a
-// pod to status.reservedFor of an allocated claim, is judged by judging each such pod as it is
-// stored now with this claim as it now is. A pod's findings that do not depend on this claim were
-// judged when the pod was admitted (with its creator's username, which is not known here), so
-// only what the claim adds counts: the pod is judged twice, with the claim and with the claim
-// asking for nothing, and only findings of the first that the second lacks refuse the update.
+// The decision phase for a claim's allocation, a commit point: an UPDATE of resourceclaims/status
+// that newly sets status.allocation, or adds a pod to status.reservedFor of an allocated claim,
+// is judged by judging each such pod in full, as it is stored now, with all its claims as they now
+// are (this one as the update has it, the others from cluster state). Nothing is excused because
+// the pod had it when it was admitted or because another of its claims brings it too: a tenant
+// who swapped several claims under a gated pod cannot have each allocation vouched for by the
+// others. The requester is the scheduler, so username exemptions and exceptions do not apply.
 // A pod that cannot be fetched, is not the pod that was reserved (another uid), or does not refer
 // to the claim cannot be judged: the update is refused and the scheduler tries again.
 #include "webhook/admission/review_decision.h"
@@ -26,6 +26,9 @@ namespace {
 struct ReservedPod {
   std::string_view uid;
   std::vector<std::pair<std::string_view, std::string_view>> claim_statuses;
+  // status.extendedResourceClaimStatus.resourceClaimName: the claim the scheduler made for the
+  // pod's DRA-backed extended resources (Kubernetes 1.34+), which its spec does not name.
+  std::string_view extended_resource_claim;
 };
 
 // The claim being allocated, in place of whatever a pod's entry would find for it.
@@ -50,11 +53,18 @@ class AllocatedClaim final : public policy::ClaimResolver {
   const policy::ClaimView& as_;
 };
 
+// How the pod refers to the claim being allocated.
+enum class Reference {
+  None,
+  Entry,             // an entry of spec.resourceClaims stands for it
+  ExtendedResource,  // the scheduler made it for the pod's extended resources (status names it)
+};
+
 // The pod's entry that stands for the claim: by name, or for a claim made from a template, the
 // entry the pod's status.resourceClaimStatuses maps to the claim's name (what the scheduler and
 // the kubelet read), else the one the claim's annotation names when the claim's controller owner
 // is this pod. `template_name` is that entry's template ("" for an entry naming the claim).
-bool refers_to(const policy::PodView& pod, const ReservedPod& reserved, const policy::ClaimView& claim,
+bool entry_for(const policy::PodView& pod, const ReservedPod& reserved, const policy::ClaimView& claim,
                const policy::ClaimStatusView& status, std::string_view& template_name) {
   template_name = {};
   for (const auto& ref : pod.resource_claims)
@@ -73,6 +83,15 @@ bool refers_to(const policy::PodView& pod, const ReservedPod& reserved, const po
   return owned && !status.pod_claim_name.empty() && entry_named(status.pod_claim_name);
 }
 
+Reference refers_to(const policy::PodView& pod, const ReservedPod& reserved, const policy::ClaimView& claim,
+                    const policy::ClaimStatusView& status, std::string_view& template_name) {
+  if (entry_for(pod, reserved, claim, status, template_name)) return Reference::Entry;
+  // Pod status is written by the scheduler and the kubelet, not by the pod's owner.
+  if (!reserved.extended_resource_claim.empty() && reserved.extended_resource_claim == claim.name)
+    return Reference::ExtendedResource;
+  return Reference::None;
+}
+
 std::string pod_key(const policy::ClaimView& claim, const policy::ClaimConsumer& pod) {
   return std::string(claim.namespace_name) + "/" + std::string(pod.name);
 }
@@ -86,6 +105,10 @@ ObjectError cannot_judge(const policy::ClaimConsumer& pod, std::string message) 
 void read_reserved_pod(simdjson::dom::element root, ReservedPod& out) {
   out = {};
   if (root.at_pointer("/metadata/uid").get_string().get(out.uid) != simdjson::SUCCESS) out.uid = {};
+  if (root.at_pointer("/status/extendedResourceClaimStatus/resourceClaimName")
+          .get_string()
+          .get(out.extended_resource_claim) != simdjson::SUCCESS)
+    out.extended_resource_claim = {};
   simdjson::dom::array statuses;
   if (root.at_pointer("/status/resourceClaimStatuses").get_array().get(statuses) != simdjson::SUCCESS) return;
   for (const auto entry : statuses) {
@@ -124,29 +147,28 @@ std::optional<ObjectError> fetch_pod(const policy::CompiledPolicy& policy, const
   return std::nullopt;
 }
 
-// Judges one reserved pod with the claim; its new findings go to `out`, naming the pod.
+// Judges one reserved pod in full with the claim as the update has it; the pod's findings go to
+// `out`, each naming the pod.
 std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const policy::ClaimConsumer& consumer,
                                      ReviewScratch& s, policy::Decision& out, const policy::ExternalFacts& facts) {
   ReservedPod pod;
   if (auto err = fetch_pod(policy, s.claim, consumer, facts.pods, s, pod)) return err;
   std::string_view template_name;
-  if (!refers_to(s.reserved_pod, pod, s.claim, s.claim_status, template_name))
+  const Reference reference = refers_to(s.reserved_pod, pod, s.claim, s.claim_status, template_name);
+  if (reference == Reference::None)
     return cannot_judge(consumer, "pod " + pod_key(s.claim, consumer) + " does not refer to ResourceClaim " +
                                       std::string(s.claim.name));
-  const policy::ClaimView nothing;  // the claim asking for no devices
   policy::EvalOptions options;
   options.namespace_name = s.claim.namespace_name;
   options.namespace_labels = facts.namespace_labels;
   options.mutate = false;  // the pod as it is stored
   options.now = facts.now;
+  // A claim made for the pod's extended resources is not one of its entries: those resources
+  // already count its devices, so the pod is judged as it is (never counted twice).
   AllocatedClaim with(facts.claims, s.claim, template_name, s.claim);
-  AllocatedClaim without(facts.claims, s.claim, template_name, nothing);
-  options.claims = &with;
+  options.claims = reference == Reference::Entry ? &with : facts.claims;
   policy::evaluate(policy, s.reserved_pod, options, s.one);
   if (s.one.exempt) return std::nullopt;
-  options.claims = &without;
-  policy::evaluate(policy, s.reserved_pod, options, s.old_decision);
-  policy::keep_new_findings(s.one, s.old_decision);
   if (!out.tenant) out.tenant = s.one.tenant;
   if (!out.pool) out.pool = s.one.pool;
   for (auto& f : s.one.findings) {
@@ -186,6 +208,7 @@ std::optional<ObjectError> decide_allocation(const policy::CompiledPolicy& polic
     if (auto err = judge_pod(policy, consumer, s, out, facts)) return err;
   }
   out.allowed = !out.has(policy::Action::Deny);
+  if (!out.findings.empty()) out.commit_point = "allocates the claim's devices";
   return std::nullopt;
 }
 

@@ -43,8 +43,11 @@ void log_decision(Logger& logger, const AdmissionRequest& request, std::string_v
   for (const auto& finding : decision.findings) findings.push_back(finding_json(finding));
   Json fields = request_log_fields(request, name);
   fields["decision"] = decision_name(decision);
-  fields["tenant"] = decision.tenant != nullptr ? std::string_view(decision.tenant->name) : kNone;
+  fields["tenant"] = decision.tenant != nullptr ? std::string_view(decision.tenant->name)
+                     : decision.tenant_unknown ? std::string_view("unknown")
+                                               : kNone;
   fields["pool"] = decision.pool != nullptr ? std::string_view(decision.pool->name) : kNone;
+  if (!decision.commit_point.empty()) fields["commitPoint"] = decision.commit_point;
   fields["findings"] = std::move(findings);
   logger.log(level, decision.allowed ? "admitted with findings" : "denied", fields);
 }

@@ -1,5 +1,6 @@
 #include "webhook/admission/review_decision.h"
 
+#include "policy/decoding/pod_commit_point.h"
 #include "policy/dra/claim_decoder.h"
 #include "policy/evaluation/evaluator.h"
 
@@ -103,6 +104,16 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
   return std::nullopt;
 }
 
+// Whether a Pod UPDATE starts or moves the pod. The pods/ephemeralcontainers subresource changes
+// nothing but ephemeral containers (the API server drops the rest), so it never is one.
+policy::CommitPoint commit_point_of(const AdmissionRequest& request, policy::WorkloadKind kind, ReviewScratch& s) {
+  if (kind != policy::WorkloadKind::Pod || !request.sub_resource.empty()) return policy::CommitPoint::None;
+  simdjson::dom::element object, old_object;
+  if (parse_object(s.object_dom, request.object, object) || parse_object(s.old_object_dom, request.old_object, old_object))
+    return policy::CommitPoint::Unknown;
+  return policy::pod_commit_point(object, old_object);
+}
+
 const policy::TemplateMatch* same_template(const std::vector<policy::TemplateMatch>& list, const std::string& field) {
   for (const auto& t : list)
     if (t.field == field) return &t;
@@ -198,7 +209,13 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   policy::evaluate(policy, scratch.pod, options, out);
 
   if (options.old_pod && !out.exempt) {
-    // An UPDATE is refused only for what it adds: findings the old object already had stay.
+    // A commit point (an UPDATE that starts or moves the pod) is judged in full, as if the pod were
+    // created now; any other UPDATE is refused only for what it adds.
+    const policy::CommitPoint point = commit_point_of(request, kind, scratch);
+    if (point != policy::CommitPoint::None) {
+      out.commit_point = policy::describe(point);
+      return std::nullopt;
+    }
     policy::EvalOptions old_options = options;
     old_options.old_pod = nullptr;
     policy::evaluate(policy, scratch.old_pod, old_options, scratch.old_decision);

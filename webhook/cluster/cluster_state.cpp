@@ -204,7 +204,7 @@ struct ClusterState::Impl {
                                 Deadline deadline);
   const policy::ClaimView* fetch(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name,
                                  Deadline deadline);
-  const policy::LabelPairs* labels_of(std::string_view namespace_name, Deadline deadline);
+  policy::NamespaceLookup labels_of(std::string_view namespace_name, Deadline deadline);
   policy::PodSource::Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& out,
                                       Deadline deadline);
   // One GET of a single object within the deadline and the cap on concurrent GETs; `resource`
@@ -417,19 +417,20 @@ const policy::ClaimView* ClusterState::Impl::find(policy::ClaimKind kind, std::s
 }
 
 // A namespace missing from the cache (created a moment before its pod) is fetched once; only
-// misses are counted (a hit costs nothing on the request path).
-const policy::LabelPairs* ClusterState::Impl::labels_of(std::string_view namespace_name, Deadline deadline) {
-  if (const NamespaceEntry* entry = namespaces.index.find(namespace_name)) return &entry->labels;
+// misses are counted (a hit costs nothing on the request path). Labels that cannot be read (the
+// GET failed or there was no time left for it) are unreadable, which is not the same as none.
+policy::NamespaceLookup ClusterState::Impl::labels_of(std::string_view namespace_name, Deadline deadline) {
+  if (const NamespaceEntry* entry = namespaces.index.find(namespace_name)) return {&entry->labels, false};
   const std::string absent_key = 'n' + std::string(namespace_name);
   if (known_absent(absent_key)) {
     if (metrics != nullptr) metrics->count_cluster_lookup(kNamespaces, "absent");
-    return nullptr;
+    return {};
   }
   const std::string path = "/api/v1/namespaces/" + url_encode(namespace_name);
   const std::optional<HttpResult> got = get_object(kNamespaces, path, deadline);
-  if (!got) return nullptr;
+  if (!got) return {nullptr, true};
   const char* outcome = "error";
-  const policy::LabelPairs* found = nullptr;
+  policy::NamespaceLookup found{nullptr, true};
   simdjson::dom::parser parser;
   simdjson::dom::element object;
   if (got->ok() && allow_stored_depth(parser) == simdjson::SUCCESS &&
@@ -438,9 +439,10 @@ const policy::LabelPairs* ClusterState::Impl::labels_of(std::string_view namespa
         namespaces.index.insert_if_absent(std::string(namespace_name), make_namespace_entry(object));
     namespaces.index.publish();
     outcome = "fetched";
-    found = &stored->labels;
+    found = {&stored->labels, false};
   } else if (got->status == 404) {
     outcome = "absent";
+    found = {};
     remember_absent(absent_key);
   } else if (logger != nullptr) {
     logger->warn("cluster lookup failed", {{"resource", kNamespaces},
@@ -490,6 +492,9 @@ class ReviewLookups final : public policy::ClaimResolver, public policy::Namespa
     return state_.find(kind, namespace_name, name, deadline_);
   }
   const policy::LabelPairs* labels_of(std::string_view namespace_name) const override {
+    return lookup(namespace_name).labels;
+  }
+  policy::NamespaceLookup lookup(std::string_view namespace_name) const override {
     return state_.labels_of(namespace_name, deadline_);
   }
   Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& json) const override {
@@ -510,6 +515,10 @@ const policy::ClaimView* ClusterState::find(policy::ClaimKind kind, std::string_
 }
 
 const policy::LabelPairs* ClusterState::labels_of(std::string_view namespace_name) const {
+  return lookup(namespace_name).labels;
+}
+
+policy::NamespaceLookup ClusterState::lookup(std::string_view namespace_name) const {
   return impl_->labels_of(namespace_name, impl_->review_deadline());
 }
 

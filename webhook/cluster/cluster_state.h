@@ -78,6 +78,7 @@ class ClusterState final : public policy::ClaimResolver,
   // policy::NamespaceLabels: the namespace's labels; on a miss, one bounded GET (a namespace
   // created a moment before its pod); nullptr when the namespace is unknown.
   const policy::LabelPairs* labels_of(std::string_view namespace_name) const override;
+  policy::NamespaceLookup lookup(std::string_view namespace_name) const override;
   // policy::PodSource: one bounded GET of the pod (pods are not cached).
   Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& json) const override;
   // policy::FactsProvider: the three above for one review, every miss of the review together

@@ -30,6 +30,8 @@ struct RuleContext {
   const NamedPools& named_pools;  // pools the pod names itself (0, 1 or more)
   const GpuRequest& gpu;
   const std::vector<QuantityProblem>& quantity_problems;
+  // tenant is nullptr because the namespace's labels could not be read, not because it has none.
+  bool tenant_unknown = false;
 
   // Field path with the workload prefix: field("spec.hostPID") -> "spec.template.spec.hostPID".
   std::string field(std::string_view pod_relative) const;

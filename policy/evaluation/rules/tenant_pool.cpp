@@ -1,7 +1,8 @@
 // tenant-pool: a tenant's pod may only target the tenant's pools; no pod may select more than
 // one pool; a GPU pod must be pinned to a pool when its tenant has pools (on /validate an
 // unmutated pod is not, and could run on any node); a GPU pod in a namespace of no tenant is
-// refused unless defaults.unmappedGpuPods is allow.
+// refused unless defaults.unmappedGpuPods is allow; a GPU pod whose tenant cannot be told (its
+// namespace's labels could not be read) is refused whatever that says.
 #include <algorithm>
 
 #include "policy/evaluation/pool_resolution.h"
@@ -38,6 +39,13 @@ std::string selector_clash(const RuleContext& ctx, const Pool& pool) {
 
 void check_pinned(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.gpu.gpu_pod()) return;
+  if (!ctx.tenant && ctx.tenant_unknown) {
+    // Whatever unmappedGpuPods says: the namespace may well belong to a tenant with a cap.
+    out.report("metadata.namespace", "GPU pod in namespace " + quoted(ctx.namespace_name) +
+                                         ", whose tenant cannot be told: its labels could not be read from the "
+                                         "API server (see the webhook's log); try again");
+    return;
+  }
   if (!ctx.tenant) {
     if (ctx.policy.config().unmapped_gpu_pods == UnmappedGpuPods::Allow) return;
     // The namespace is the object's own (a template has none of its own).

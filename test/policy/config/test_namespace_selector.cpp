@@ -96,6 +96,63 @@ TEST_CASE("the first tenant in policy order whose globs or selector match owns t
   CHECK(tenant_of(p, "team-z", nullptr) == "by-glob");
 }
 
+namespace {
+
+// Labels that could not be read (the API server failed or was too slow) for every namespace.
+struct Unreadable : policy::NamespaceLabels {
+  const policy::LabelPairs* labels_of(std::string_view) const override { return nullptr; }
+  policy::NamespaceLookup lookup(std::string_view) const override { return {nullptr, true}; }
+};
+
+std::string tenant_or_unknown(const policy::CompiledPolicy& p, const std::string& ns,
+                              const policy::NamespaceLabels* labels) {
+  bool unknown = false;
+  const policy::Tenant* t = p.tenant_for_namespace(ns, labels, &unknown);
+  if (unknown) return t ? "(unknown, yet " + t->name + ")" : "(unknown)";
+  return t ? t->name : "(none)";
+}
+
+}  // namespace
+
+TEST_CASE("labels that cannot be read make the tenant unknown where a selector tenant could own the namespace",
+          "[tenancy][selector]") {
+  auto load = webhook::load_policy_text(kPolicy, "selectors.yaml");
+  REQUIRE(load.ok());
+  const auto& p = *load.policy;
+  Unreadable unreadable;
+  // A selector tenant comes first, so nobody can tell whether it owns these namespaces: not "none",
+  // and not the glob tenant listed after it either.
+  CHECK(tenant_or_unknown(p, "ml-a", &unreadable) == "(unknown)");
+  CHECK(tenant_or_unknown(p, "team-a", &unreadable) == "(unknown)");
+  // Labels known, or not needed: as before.
+  Labels labels;
+  labels.by_namespace["ml-a"] = {{"tenant.example.com/name", "alpha"}};
+  CHECK(tenant_or_unknown(p, "ml-a", &labels) == "by-label");
+  CHECK(tenant_or_unknown(p, "ml-x", &labels) == "(none)");  // not found is none, not unknown
+  CHECK(tenant_or_unknown(p, "ml-a", nullptr) == "(none)");
+  // A glob tenant before every selector tenant decides without the labels.
+  auto globs_first = webhook::load_policy_text(R"(apiVersion: gpu-admission.io/v1alpha1
+kind: GpuAdmissionPolicy
+metadata: {name: globs-first}
+spec:
+  tenants:
+    - {name: by-glob, namespaces: ["team-*"]}
+    - {name: by-label, namespaceSelector: {matchLabels: {tenant: x}}}
+)", "globs-first.yaml");
+  REQUIRE(globs_first.ok());
+  CHECK(tenant_or_unknown(*globs_first.policy, "team-a", &unreadable) == "by-glob");
+  CHECK(tenant_or_unknown(*globs_first.policy, "other", &unreadable) == "(unknown)");
+  // No selector tenant at all: labels never matter.
+  auto no_selectors = webhook::load_policy_text(R"(apiVersion: gpu-admission.io/v1alpha1
+kind: GpuAdmissionPolicy
+metadata: {name: globs}
+spec:
+  tenants: [{name: by-glob, namespaces: ["team-*"]}]
+)", "globs.yaml");
+  REQUIRE(no_selectors.ok());
+  CHECK(tenant_or_unknown(*no_selectors.policy, "other", &unreadable) == "(none)");
+}
+
 TEST_CASE("malformed namespace selectors are errors naming the field", "[tenancy][selector]") {
   auto load_with = [](const std::string& selector) {
     std::string text = std::string(R"(apiVersion: gpu-admission.io/v1alpha1

@@ -1,6 +1,8 @@
-// A claim judged again when its devices are allocated (UPDATE of resourceclaims/status): the
-// pods it is reserved for are judged with the claim as it now is, so a claim swapped or created
-// after its pod's admission is refused at the commit point, naming the pod and the rules.
+// A claim judged again when its devices are allocated (UPDATE of resourceclaims/status), a commit
+// point: the pods it is reserved for are judged in full with all their claims as they now are, so
+// a claim swapped or created after its pod's admission is refused, naming the pod and the rules,
+// and no other claim of the pod vouches for it. The claim the scheduler makes for a pod's
+// DRA-backed extended resources is judged with its pod.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -11,6 +13,7 @@
 
 #include "webhook/admission/admission.h"
 #include "webhook/admission/admission_test_support.h"
+#include "webhook/cli/input_claims.h"
 #include "webhook/dra_test_devices.h"
 
 using namespace gpu_admission;
@@ -199,12 +202,19 @@ TEST_CASE("allocation: a pod that cannot be judged fails closed", "[admission][a
   }
 }
 
-TEST_CASE("allocation: only what the claim adds refuses it; other updates are not judged", "[admission][allocation]") {
+TEST_CASE("allocation: the pod is judged in full; other updates are not judged", "[admission][allocation]") {
   AllocationFixture f;
-  // The pod is privileged (admitted, say, for an exempt user): not this claim's doing.
+  // The pod is privileged (admitted, say, while privileged was not enforced, or for a user whose
+  // exemption cannot apply here: the scheduler writes allocations). Allocation is a commit point.
   json pod = claim_pod("train", "c1");
   pod["spec"]["containers"][0]["securityContext"] = {{"privileged", true}};
   f.add_pod(pod);
+  json refused = f.allocate(claim("c1", one_slice()));
+  REQUIRE(refused["allowed"] == false);
+  CHECK(message_of(refused).find("[privileged] pod team-alpha/train: container \"main\" is privileged") !=
+        std::string::npos);
+  CHECK(message_of(refused).find("(judged in full: this update allocates the claim's devices)") != std::string::npos);
+  f.add_pod(claim_pod("train", "c1"));
   CHECK(f.allocate(claim("c1", one_slice()))["allowed"] == true);
   CHECK(f.allocate(claim("c1", whole_gpus(4)))["allowed"] == false);
 
@@ -231,4 +241,92 @@ TEST_CASE("allocation: only what the claim adds refuses it; other updates are no
   exempt["request"]["object"]["metadata"]["namespace"] = "kube-system";
   CHECK(call(f, webhook::Endpoint::Validate, exempt)["response"]["allowed"] == true);
   CHECK(f.pods.fetches == before + 1);
+}
+
+namespace {
+
+json claim_object(const std::string& name, const json& devices) { return claim(name, devices); }
+
+// Whole GPUs asked for with MPS: each claim alone within a cap of 2.
+json whole_gpu_with_mps(int count) {
+  json devices = whole_gpus(count);
+  devices["config"] = mps_slice()["config"];
+  devices["config"][0]["opaque"]["parameters"]["kind"] = "GpuConfig";
+  return devices;
+}
+
+}  // namespace
+
+TEST_CASE("allocation: claims swapped under a gated pod do not vouch for each other", "[admission][allocation]") {
+  AllocationFixture f;
+  webhook::InputClaims claims;
+  f.service.set_claim_resolver(&claims);
+  // Admitted with two NIC claims (no GPU pod, never pinned); both then swapped for whole GPUs with
+  // MPS, each within the cap alone; the tenant re-pointed nothing.
+  json pod = claim_pod("train", "c0");
+  pod["spec"].erase("nodeSelector");
+  pod["spec"]["resourceClaims"].push_back({{"name", "second"}, {"resourceClaimName", "c1"}});
+  pod["spec"]["containers"][0]["resources"]["claims"].push_back({{"name", "second"}});
+  f.add_pod(pod);
+  claims.add(claim_object("c0", whole_gpu_with_mps(2)), "team-alpha");
+  claims.add(claim_object("c1", whole_gpu_with_mps(2)), "team-alpha");
+  for (const char* name : {"c0", "c1"}) {
+    json resp = f.allocate(claim_object(name, whole_gpu_with_mps(2)));
+    INFO(name << ": " << resp.dump());
+    REQUIRE(resp["allowed"] == false);
+    CHECK(message_of(resp).find("[gpu-cap] pod team-alpha/train: ") != std::string::npos);
+    CHECK(message_of(resp).find("[tenant-pool] pod team-alpha/train: ") != std::string::npos);
+  }
+  // The same two claims under a pod pinned to its pool: MPS in the adversarial pool, whole GPUs in
+  // a MIG pool, four GPUs over the cap: each finding whichever claim is allocated.
+  f.add_pod([&] {
+    json pinned = pod;
+    pinned["spec"]["nodeSelector"] = {{"pool", "a100"}};
+    return pinned;
+  }());
+  json resp = f.allocate(claim_object("c1", whole_gpu_with_mps(2)));
+  for (const char* rule : {"[gpu-cap]", "[mps-adversarial]", "[mig-profile]"})
+    CHECK(message_of(resp).find(rule) != std::string::npos);
+  // The legitimate flow: both claims one pinned slice each, within the cap.
+  webhook::InputClaims good;
+  good.add(claim_object("c0", one_slice()), "team-alpha");
+  good.add(claim_object("c1", one_slice()), "team-alpha");
+  f.service.set_claim_resolver(&good);
+  CHECK(f.allocate(claim_object("c0", one_slice()))["allowed"] == true);
+  CHECK(f.allocate(claim_object("c1", one_slice()))["allowed"] == true);
+}
+
+TEST_CASE("allocation: the claim the scheduler makes for DRA-backed extended resources is judged with its pod",
+          "[admission][allocation]") {
+  AllocationFixture f;
+  // A pod asking for MIG slices through an extended resource that a DeviceClass serves with DRA:
+  // the scheduler made claim train-extended-resources-x for it, named only in the pod's status.
+  auto extended_pod = [](int slices_of_7g) {
+    json pod = claim_pod("train", "unused");
+    pod["spec"].erase("resourceClaims");
+    pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/mig-7g.80gb", slices_of_7g}}}};
+    pod["status"]["extendedResourceClaimStatus"] = {
+        {"resourceClaimName", "train-extended-resources-x"},
+        {"requestMappings",
+         {{{"containerName", "main"}, {"resourceName", "nvidia.com/mig-7g.80gb"}, {"requestName", "container-0-request-0"}}}}};
+    return pod;
+  };
+  json devices = json::parse(R"({"requests":[{"name":"container-0-request-0","exactly":{"deviceClassName":
+    "mig.nvidia.com","count":1}}]})");
+  const json special = claim_object("train-extended-resources-x", devices);
+  f.add_pod(extended_pod(1));
+  json resp = f.allocate(special);
+  INFO(resp.dump());
+  CHECK(resp["allowed"] == true);  // its devices are counted once, through the pod's resources
+  f.add_pod(extended_pod(3));
+  resp = f.allocate(special);
+  CHECK(resp["allowed"] == false);
+  CHECK(message_of(resp).find("[gpu-cap] pod team-alpha/train: ") != std::string::npos);
+  // Without the status naming it, the claim is not the pod's.
+  json unnamed = extended_pod(1);
+  unnamed["status"].erase("extendedResourceClaimStatus");
+  f.add_pod(unnamed);
+  resp = f.allocate(special);
+  CHECK(resp["allowed"] == false);
+  CHECK(message_of(resp).find("does not refer to ResourceClaim train-extended-resources-x") != std::string::npos);
 }

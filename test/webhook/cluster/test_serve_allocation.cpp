@@ -4,6 +4,9 @@
 // claim's status UPDATE that allocates devices for the pod, which is refused naming the pod and
 // the rules, while the legitimate flow allocates. Also: a namespace created a moment before its
 // pod is fetched, and a review waits at most the lookup timeout in all on a slow API server.
+// Commit points end to end: a tenant's gated pod whose claims were swapped for GPUs, re-pointed at
+// another tenant's pool and ungated, is refused at every step and at every claim's allocation;
+// a namespace whose labels cannot be read has an unknown tenant.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -33,11 +36,20 @@ spec:
       trust: adversarial
       gpuModel: A100-SXM4-80GB
       mig: {strategy: mixed, defaultProfile: 1g.10gb}
+    - name: h100
+      nodeSelector: {pool: h100}
+      trust: cooperative
+      gpuModel: H100-SXM5-80GB
+      sharing: mps
   tenants:
     - name: ml
       namespaceSelector: {matchLabels: {team: ml}}
       pools: [a100]
       defaultPool: a100
+    - name: other
+      namespaces: [team-other]
+      pools: [h100]
+      defaultPool: h100
 )";
 
 Json devices_one_slice() { return dra_test::one_mig_slice(); }
@@ -91,10 +103,10 @@ struct Serving {
   server_test::TlsClient client;
   int metrics_port = 0;
 
-  Serving() {
+  explicit Serving(const std::string& policy = kPolicy) {
     REQUIRE(api.start());
     api.write_kubeconfig(dir.file("kubeconfig"));
-    write_text(dir.file("policy.yaml"), kPolicy);
+    write_text(dir.file("policy.yaml"), policy);
     serve = std::make_unique<Child>(
         std::vector<std::string>{"serve", "--policy", dir.file("policy.yaml"), "--cluster", "required", "--kubeconfig",
                                  dir.file("kubeconfig"), "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
@@ -206,4 +218,138 @@ TEST_CASE("a review waits at most the lookup timeout on a slow API server, howev
   INFO(scrape(s.metrics_port));
   CHECK(answer["allowed"] == false);  // unresolved claims fail closed
   CHECK(took < 1800ms);               // one allowance of 1 s for all its lookups, not 1 s each
+}
+
+namespace {
+
+Json update_review(const std::string& uid, const Json& object, const Json& old_object, const std::string& username) {
+  Json r = review(uid, kPodKind, "pods", object, "UPDATE", username);
+  r["request"]["oldObject"] = old_object;
+  return r;
+}
+
+// The tenant's pod as admitted: labelled, gated, two claims, pinned to `pool` ("" for none).
+Json gated_pod(const std::string& pool) {
+  Json p = pod("train", "c0");
+  if (pool.empty()) p["spec"].erase("nodeSelector");
+  else p["spec"]["nodeSelector"] = {{"pool", pool}};
+  p["spec"]["schedulingGates"] = Json::array({{{"name", "example.com/queue"}}});
+  p["spec"]["resourceClaims"].push_back({{"name", "second"}, {"resourceClaimName", "c1"}});
+  p["spec"]["containers"][0]["resources"]["claims"].push_back({{"name", "second"}});
+  return p;
+}
+
+Json ungated(Json p) {
+  p["spec"].erase("schedulingGates");
+  return p;
+}
+
+Json whole_gpu_with_mps() {
+  Json devices = devices_whole(1);
+  devices["config"] = devices_mps()["config"];
+  devices["config"][0]["opaque"]["parameters"]["kind"] = "GpuConfig";
+  return devices;
+}
+
+}  // namespace
+
+TEST_CASE("commit points end to end: claims swapped under a gated pod, re-pointed and ungated, never start",
+          "[cluster][binary][allocation][commit-point]") {
+  Serving s;
+  s.api.put("namespaces", namespace_object("team-ml", {{"team", "ml"}}));
+  const Json nic = Json::parse(R"({"requests":[{"name":"nic","exactly":{"deviceClassName":"nic.example.com"}}]})");
+  s.api.put("resourceclaims", claim("c0", nic));
+  s.api.put("resourceclaims", claim("c1", nic));
+  // Two NIC claims: not a GPU pod, so /mutate never pinned it.
+  const Json admitted = gated_pod("");
+  REQUIRE(eventually([&] {  // once serve's cache has the claims
+    return s.validate(review("p1", kPodKind, "pods", admitted, "CREATE", "alice").dump())["allowed"] == true;
+  }));
+  Json answer;
+  s.api.put("pods", admitted);
+  // Deleted and made again as one whole GPU with MPS each (alone within the cap of 2).
+  for (const char* name : {"c0", "c1"}) {
+    s.api.remove("resourceclaims", "team-ml", name);
+    s.api.put("resourceclaims", claim(name, whole_gpu_with_mps()));
+  }
+  REQUIRE(eventually([&] {  // serve's cache has the swapped claims
+    const Json probe = s.validate(review("p2", kPodKind, "pods", gated_pod(""), "CREATE", "alice").dump());
+    return probe["allowed"] == false;
+  }));
+  // Re-pointed at another tenant's MPS pool: refused, naming the pool.
+  const Json repointed = gated_pod("h100");
+  answer = s.validate(update_review("u1", repointed, admitted, "alice").dump());
+  INFO(answer.dump());
+  CHECK(answer["allowed"] == false);
+  CHECK(message(answer).find("[tenant-pool] tenant \"ml\" may not use pool \"h100\"") != std::string::npos);
+  // Ungated where it stands: refused, the claims counted as they now are.
+  answer = s.validate(update_review("u2", ungated(admitted), admitted, "alice").dump());
+  CHECK(answer["allowed"] == false);
+  CHECK(message(answer).find("removes the pod's last scheduling gate") != std::string::npos);
+  CHECK(message(answer).find("[tenant-pool]") != std::string::npos);
+  // Had it started anyway (the webhook was down), neither claim's allocation goes through.
+  s.api.put("pods", ungated(repointed));
+  for (const char* name : {"c0", "c1"}) {
+    answer = s.validate(allocation_review(std::string("a-") + name, claim(name, whole_gpu_with_mps()), "train"));
+    INFO(name << ": " << answer.dump());
+    CHECK(answer["allowed"] == false);
+    CHECK(message(answer).find("[tenant-pool] pod team-ml/train: ") != std::string::npos);
+  }
+  const Json denied = s.serve->log_line("\"commitPoint\"");
+  CHECK(denied.value("decision", "") == "denied");
+}
+
+TEST_CASE("commit points end to end: the legitimate flow is admitted, ungated and allocated",
+          "[cluster][binary][allocation][commit-point]") {
+  Serving s;
+  s.api.put("namespaces", namespace_object("team-ml", {{"team", "ml"}}));
+  s.api.put("resourceclaims", claim("c0", devices_one_slice()));
+  s.api.put("resourceclaims", claim("c1", devices_one_slice()));
+  const Json gated = gated_pod("a100");
+  REQUIRE(eventually([&] {
+    return s.validate(review("p1", kPodKind, "pods", gated, "CREATE", "alice").dump())["allowed"] == true;
+  }));
+  s.api.put("pods", gated);
+  Json answer = s.validate(update_review("u1", ungated(gated), gated, "kueue").dump());
+  INFO(answer.dump());
+  CHECK(answer["allowed"] == true);
+  s.api.put("pods", ungated(gated));
+  for (const char* name : {"c0", "c1"})
+    CHECK(s.validate(allocation_review(std::string("a-") + name, claim(name, devices_one_slice()), "train"))["allowed"] ==
+          true);
+  // Running with a finding it had from before (privileged, say, admitted while observing): a label
+  // added later is not a commit point.
+  Json running = ungated(gated);
+  running["spec"]["containers"][0]["securityContext"] = {{"privileged", true}};
+  Json labelled = running;
+  labelled["metadata"]["labels"]["example.com/owner"] = "alice";
+  CHECK(s.validate(update_review("u2", labelled, running, "alice").dump())["allowed"] == true);
+}
+
+TEST_CASE("a namespace whose labels cannot be read has an unknown tenant: its GPU pods are refused",
+          "[cluster][binary][deadline]") {
+  std::string policy = kPolicy;
+  policy.replace(policy.find("unmappedGpuPods: deny"), 21, "unmappedGpuPods: allow");
+  Serving s(policy);
+  // Created a moment ago (not announced): the review must GET it, and the API server is slow.
+  s.api.put("namespaces", namespace_object("team-ml", {{"team", "ml"}}), false);
+  s.api.get_delay_ms = 3000;
+  Json gpu = pod("train", "c0");
+  Json answer = s.validate(review("p1", kPodKind, "pods", gpu, "CREATE", "alice").dump());
+  INFO(answer.dump());
+  CHECK(answer["allowed"] == false);
+  CHECK(message(answer).find("[tenant-pool] GPU pod in namespace \"team-ml\", whose tenant cannot be told") !=
+        std::string::npos);
+  // A pod without GPUs there is judged as in a namespace of no tenant.
+  Json plain = pod("web", "c0");
+  plain["metadata"].erase("labels");  // a tenant's label would claim a tenant nobody can confirm
+  plain["spec"].erase("resourceClaims");
+  plain["spec"]["containers"][0].erase("resources");
+  CHECK(s.validate(review("p2", kPodKind, "pods", plain, "CREATE", "alice").dump())["allowed"] == true);
+  // Once the labels can be read, the namespace is tenant ml's.
+  s.api.get_delay_ms = 0;
+  s.api.put("resourceclaims", claim("c0", devices_one_slice()), false);
+  answer = s.validate(review("p3", kPodKind, "pods", gpu, "CREATE", "alice").dump());
+  INFO(answer.dump());
+  CHECK(answer["allowed"] == true);
 }
