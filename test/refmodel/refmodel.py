@@ -191,7 +191,8 @@ def env_names(c):
 
 # the default deviceAnnotationPrefixes.
 DEFAULT_ANNOTATION_PREFIXES = ["cdi.k8s.io/", "nvidia.cdi.k8s.io/", "devices.noderesource.dev/",
-                               "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/"]
+                               "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/",
+                               "mounts.noderesource.dev/", "mounts.nri.io/", "io.kubernetes.cri-o.Devices"]
 
 class Policy:
     def __init__(self, doc):
