@@ -416,6 +416,19 @@ class Gen:
                 if values is not None:
                     expr["values"] = values
                 _w(r, terms)["matchExpressions"].append(expr)
+            if self.later.random() < 0.15:
+                # the product label under every operator (gpu-sharing: all but In and DoesNotExist
+                # can select a -SHARED node), spellings the API server refuses included
+                op, values = _w(self.later, [("In", ["A100-SXM4-80GB"]), ("In", ["H100-SXM5-80GB-SHARED"]),
+                                             ("NotIn", ["A100-SXM4-80GB"]), ("Exists", None),
+                                             ("DoesNotExist", None), ("Gt", ["1"]), ("Lt", ["100"]),
+                                             ("notin", ["A100-SXM4-80GB"]), (None, ["A100-SXM4-80GB"])])
+                expr = {"key": "nvidia.com/gpu.product"}
+                if op is not None:
+                    expr["operator"] = op
+                if values is not None:
+                    expr["values"] = values
+                _w(self.later, terms)["matchExpressions"].append(expr)
             spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                 "nodeSelectorTerms": terms}}}
 
