@@ -103,9 +103,12 @@ struct PolicyConfig {
   std::vector<std::string> device_classes_full = {"gpu.nvidia.com", "vfio.gpu.nvidia.com"};  // DRA
   std::vector<std::string> device_classes_mig = {"mig.nvidia.com"};
   std::vector<std::string> gpu_host_paths;                           // added to the built-in list
-  std::vector<std::string> device_annotation_prefixes = {"cdi.k8s.io/",       "nvidia.cdi.k8s.io/",
-                                                         "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
-                                                         "devices.nri.io/",   "cdi-devices.nri.io/"};
+  // Annotations that inject devices or host mounts: CDI, NVIDIA's CDI, NRI's device injector
+  // (devices, CDI devices, and mounts of any host path), and CRI-O's device list.
+  std::vector<std::string> device_annotation_prefixes = {
+      "cdi.k8s.io/",     "nvidia.cdi.k8s.io/", "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
+      "devices.nri.io/", "cdi-devices.nri.io/", "mounts.noderesource.dev/", "mounts.nri.io/",
+      "io.kubernetes.cri-o.Devices"};
   std::vector<std::string> runtime_classes;              // GPU pods' runtimeClassName; empty: any
   std::vector<TolerationConfig> device_tolerations;      // DRA device tolerations tenants may carry
   std::optional<int64_t> default_max_gpus_per_pod;

@@ -416,6 +416,19 @@ class Gen:
                 if values is not None:
                     expr["values"] = values
                 _w(r, terms)["matchExpressions"].append(expr)
+            if self.later.random() < 0.15:
+                # the product label under every operator (gpu-sharing: all but In and DoesNotExist
+                # can select a -SHARED node), spellings the API server refuses included
+                op, values = _w(self.later, [("In", ["A100-SXM4-80GB"]), ("In", ["H100-SXM5-80GB-SHARED"]),
+                                             ("NotIn", ["A100-SXM4-80GB"]), ("Exists", None),
+                                             ("DoesNotExist", None), ("Gt", ["1"]), ("Lt", ["100"]),
+                                             ("notin", ["A100-SXM4-80GB"]), (None, ["A100-SXM4-80GB"])])
+                expr = {"key": "nvidia.com/gpu.product"}
+                if op is not None:
+                    expr["operator"] = op
+                if values is not None:
+                    expr["values"] = values
+                _w(self.later, terms)["matchExpressions"].append(expr)
             spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                 "nodeSelectorTerms": terms}}}
 
@@ -505,7 +518,12 @@ class Gen:
                        "devices.noderesource.dev/container.main", "cdi-devices.noderesource.dev/pod",
                        "devices.nri.io/pod", "cdi-devices.nri.io/container.main", "devices.example.com",
                        "nvidia.cdi.k8s.io.example/x", "nvidia.cdi.k8s.iox", "noderesource.dev/devices",
-                       "devices.example.comx/y"])] = "nvidia.com/gpu=all"
+                       "devices.example.comx/y",
+                       # NRI's host mounts and CRI-O's device list, and near misses
+                       "mounts.noderesource.dev/container.main", "mounts.noderesource.dev", "mounts.nri.io/pod",
+                       "mounts.nri.io", "io.kubernetes.cri-o.Devices", "io.kubernetes.cri-o.Devices/x",
+                       "mounts.nri.io.example.com/x", "io.kubernetes.cri-o.devices",
+                       "io.kubernetes.cri-o.Device", "example.com/mounts.nri.io"])] = "nvidia.com/gpu=all"
         if r.random() < 0.12:
             out["gpu-admission.io/mig-profile"] = _w(
                 r, ["2g.20gb", "3g.40gb", "1g.10gb+me", "1g.10gb.me", "1g.5gb", "3g.20gb", "1g.6gb",

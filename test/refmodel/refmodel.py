@@ -191,7 +191,8 @@ def env_names(c):
 
 # the default deviceAnnotationPrefixes.
 DEFAULT_ANNOTATION_PREFIXES = ["cdi.k8s.io/", "nvidia.cdi.k8s.io/", "devices.noderesource.dev/",
-                               "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/"]
+                               "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/",
+                               "mounts.noderesource.dev/", "mounts.nri.io/", "io.kubernetes.cri-o.Devices"]
 
 class Policy:
     def __init__(self, doc):
@@ -787,9 +788,15 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
             for e in t:
                 if e.get("key") == REPLICAS_LABEL:
                     res.add("gpu-sharing", f"affinity gpu.replicas {e.get('operator')}")
-                if (e.get("key") == PRODUCT_LABEL and e.get("operator") == "In"
-                        and any(v.upper().endswith("-SHARED") for v in e.get("values") or [])):
-                    res.add("gpu-sharing", "affinity -SHARED product")
+                if e.get("key") == PRODUCT_LABEL:
+                    # In names products (a -SHARED one selects time-sliced nodes); DoesNotExist
+                    # selects no GPU node; every other operator, any spelling, can select one.
+                    op = e.get("operator")
+                    if op == "In":
+                        if any(v.upper().endswith("-SHARED") for v in e.get("values") or []):
+                            res.add("gpu-sharing", "affinity -SHARED product")
+                    elif op != "DoesNotExist":
+                        res.add("gpu-sharing", f"affinity product {op}")
 
     # gpu-tolerations
     if gpu_pod:

@@ -2,10 +2,12 @@
 // a device gives the pods that share it no memory or fault isolation from one another, so a pod
 // in an adversarial pool must have no way to share one (MPS is mps-adversarial's): the pool's
 // device plugin time-slicing every GPU, a shared (time-sliced replica) or fractional resource, a
-// node constraint that reaches time-sliced nodes (nvidia.com/gpu.replicas, a `-SHARED` product),
+// node constraint that can reach time-sliced nodes (nvidia.com/gpu.replicas; on the product, a
+// `-SHARED` value or an operator that does not name products),
 // a DRA GPU request for a share of a device (capacity) or whose driver config asks for
 // time-slicing, and a claim that cannot be resolved (its content could ask for either).
 #include <algorithm>
+#include <array>
 
 #include "policy/dra/gpu_request.h"
 #include "policy/evaluation/rules/rule.h"
@@ -18,6 +20,27 @@ namespace {
 // with `-SHARED` appended.
 constexpr std::string_view kReplicasLabel = "nvidia.com/gpu.replicas";
 constexpr std::string_view kSharedProductSuffix = "-SHARED";
+
+// How a node-affinity operator on the product label reaches time-sliced nodes: In only through a
+// `-SHARED` value it names; DoesNotExist never (GPU feature discovery labels every GPU node with its
+// product, time-sliced ones included). Every other operator (NotIn, Exists, Gt, Lt, and any
+// spelling the API server would refuse) can select one whatever its values.
+enum class ProductReach { ByValue, Never, Always };
+struct ProductOperator {
+  std::string_view op;
+  ProductReach reach;
+};
+constexpr std::array<ProductOperator, 2> kProductOperators = {{
+    {"In", ProductReach::ByValue},
+    {"DoesNotExist", ProductReach::Never},
+}};
+
+ProductReach product_reach(const NodeConstraint& c) {
+  if (c.selector) return ProductReach::ByValue;  // a nodeSelector entry is equality
+  for (const auto& o : kProductOperators)
+    if (o.op == c.op) return o.reach;
+  return ProductReach::Always;
+}
 
 bool shared_product(std::string_view product) {
   if (product.size() < kSharedProductSuffix.size()) return false;
@@ -50,18 +73,28 @@ void check_resources(const RuleContext& ctx, const std::string& pool, RuleOutput
   }
 }
 
-// Any constraint on the replica label (whatever the operator, in every ORed term), and a product
-// selected by a `-SHARED` value (nodeSelector, or a value of an In).
+// Any constraint on the replica label (whatever the operator, in every ORed term); on the product,
+// a `-SHARED` value (nodeSelector, or a value of an In) or an operator that can select any product.
 void check_node_constraints(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
   for_each_node_constraint(ctx, kReplicasLabel, [&](const NodeConstraint& c) {
     out.report(c.field,
                "node constraint " + c.describe() + " can select time-sliced GPU nodes in adversarial pool " + pool);
   });
   for_each_node_constraint(ctx, kGpuProductLabel, [&](const NodeConstraint& c) {
-    if (!c.selector && c.op != "In") return;
-    if (std::none_of(c.values.begin(), c.values.end(), shared_product)) return;
-    out.report(c.field, "node constraint " + c.describe() + " selects time-sliced GPU nodes (a " +
-                            std::string(kSharedProductSuffix) + " product) in adversarial pool " + pool);
+    switch (product_reach(c)) {
+      case ProductReach::Never:
+        return;
+      case ProductReach::ByValue:
+        if (std::none_of(c.values.begin(), c.values.end(), shared_product)) return;
+        out.report(c.field, "node constraint " + c.describe() + " selects time-sliced GPU nodes (a " +
+                                std::string(kSharedProductSuffix) + " product) in adversarial pool " + pool);
+        return;
+      case ProductReach::Always:
+        out.report(c.field, "node constraint " + c.describe() + " can select time-sliced GPU nodes (a " +
+                                std::string(kSharedProductSuffix) +
+                                " product; name the products with = or In) in adversarial pool " + pool);
+        return;
+    }
   });
 }
 

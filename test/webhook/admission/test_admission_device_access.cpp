@@ -96,12 +96,19 @@ TEST_CASE("/validate denies the new device routes in a pod, a Deployment templat
     CHECK(resp["allowed"] == false);
     CHECK(message(resp).find(std::string("sets ") + name + " through valueFrom") != std::string::npos);
   }
-  for (const char* key : {"nvidia.cdi.k8s.io", "nvidia.cdi.k8s.io/container.main", "devices.noderesource.dev/pod"}) {
+  for (const char* key : {"nvidia.cdi.k8s.io", "nvidia.cdi.k8s.io/container.main", "devices.noderesource.dev/pod",
+                          "mounts.noderesource.dev/container.main", "mounts.nri.io", "io.kubernetes.cri-o.Devices"}) {
     json pod = plain_pod();
     pod["metadata"]["annotations"] = {{key, "nvidia.com/gpu=all"}};
     INFO(key);
-    CHECK(f.validate(review(pod, "CREATE", "Pod", "sandbox").dump())["allowed"] == false);
+    json resp = f.validate(review(pod, "CREATE", "Pod", "sandbox").dump());
+    CHECK(resp["allowed"] == false);
+    CHECK(message(resp).find(std::string("annotation \"") + key + "\"") != std::string::npos);
   }
+  // A key whose domain merely begins with a default prefix is another key.
+  json near = plain_pod();
+  near["metadata"]["annotations"] = {{"mounts.nri.io.example.com/x", "/"}};
+  CHECK(f.validate(review(near, "CREATE", "Pod", "sandbox").dump())["allowed"] == true);
 
   // A Deployment whose template mounts a volume at the device list.
   json deploy = {{"apiVersion", "apps/v1"},

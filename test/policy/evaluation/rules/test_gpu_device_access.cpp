@@ -495,12 +495,14 @@ TEST_CASE("pod annotations with a prefix from deviceAnnotationPrefixes are denie
                                 "nvidia.cdi.k8s.io/pod"})  // not in red-team's own list
     CHECK_FALSE(denied(red_team(), key));
   // The default list; a policy's own list replaces it.
-  const std::vector<std::string> kDefaultPrefixes = {"cdi.k8s.io/",      "nvidia.cdi.k8s.io/",
-                                                     "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
-                                                     "devices.nri.io/",  "cdi-devices.nri.io/"};
+  const std::vector<std::string> kDefaultPrefixes = {
+      "cdi.k8s.io/",     "nvidia.cdi.k8s.io/", "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
+      "devices.nri.io/", "cdi-devices.nri.io/", "mounts.noderesource.dev/", "mounts.nri.io/",
+      "io.kubernetes.cri-o.Devices"};
   CHECK(defaults().device_annotation_prefixes() == kDefaultPrefixes);
   for (const std::string& prefix : kDefaultPrefixes) {
     INFO(prefix);
+    if (!prefix.ends_with('/')) continue;  // CRI-O's key, below
     CHECK(denied(defaults(), prefix + "container.main"));
     CHECK(denied(defaults(), prefix + "pod"));
     CHECK(denied(defaults(), prefix.substr(0, prefix.size() - 1)));             // the bare key
@@ -508,5 +510,19 @@ TEST_CASE("pod annotations with a prefix from deviceAnnotationPrefixes are denie
     CHECK_FALSE(denied(defaults(), prefix.substr(0, prefix.size() - 1) + ".example/x"));
     CHECK_FALSE(denied(defaults(), "example.com/" + prefix + "x"));
   }
+  // NRI's device injector mounts any host path from these; a domain that merely begins with one is another key.
+  for (const std::string key : {"mounts.noderesource.dev/container.main", "mounts.nri.io/pod", "mounts.nri.io",
+                                "mounts.noderesource.dev"})
+    CHECK(denied(defaults(), key));
+  for (const std::string key : {"mounts.nri.io.example.com/x", "mounts.noderesource.dev.example.com/x",
+                                "example.com/mounts.nri.io", "mounts.nri.iox/pod"})
+    CHECK_FALSE(denied(defaults(), key));
+  // CRI-O's device list: an entry without a trailing '/' matches keys that begin with it, as
+  // written (CRI-O compares the key exactly, so other cases are other keys).
+  for (const std::string key : {"io.kubernetes.cri-o.Devices", "io.kubernetes.cri-o.Devices/x"})
+    CHECK(denied(defaults(), key));
+  for (const std::string key : {"io.kubernetes.cri-o.devices", "io.kubernetes.cri-o.Device",
+                                "io.kubernetes.cri-o.TrustedSandbox", "io.kubernetes.cri-o"})
+    CHECK_FALSE(denied(defaults(), key));
   CHECK_FALSE(denied(defaults(), "devices.example.com/x"));
 }

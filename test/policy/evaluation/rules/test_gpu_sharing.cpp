@@ -1,7 +1,8 @@
 // Red-team tests of gpu-sharing (policy/evaluation/rules/gpu_sharing.cpp) and of fractional
 // resources: in an adversarial pool, every class of way to share a GPU other than MPS is denied:
 // a time-sliced pool, shared and fractional resources in every container kind and placement,
-// every operator on nvidia.com/gpu.replicas in every ORed term, `-SHARED` products, DRA requests
+// every operator on nvidia.com/gpu.replicas in every ORed term, `-SHARED` products and every
+// product operator that does not name products (NotIn, Exists, Gt, Lt; not DoesNotExist), DRA requests
 // for a share of a device or for time-slicing in every served API shape, and claims that cannot
 // be found. The same pods in a cooperative pool are not reported. A fractional resource makes a
 // GPU pod (pinned, tolerations, hide-gpus) and counts no GPUs. Written from the spec's rule row.
@@ -164,12 +165,67 @@ TEST_CASE("gpu-sharing: a -SHARED product selected by nodeSelector or In is refu
     pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = value;
     CHECK(sharing_findings(pod).empty());
   }
-  for (const Op& op : std::vector<Op>{{"NotIn", {"A100-SXM4-80GB-SHARED"}}, {"Exists", {}}, {"DoesNotExist", {}}}) {
-    INFO("product " << op.op);
-    CHECK(sharing_findings(with_terms(pod_in(""), "secure",
-                                      {{requirement("nvidia.com/gpu.product", op.op, op.values)}}))
+  for (const std::vector<std::string>& values :
+       std::vector<std::vector<std::string>>{{"A100-SXM4-80GB"}, {"A100-SXM4-80GB", "H100-SXM5-80GB"}, {}}) {
+    INFO("In with " << values.size() << " values");
+    CHECK(sharing_findings(with_terms(pod_in(""), "secure", {{requirement("nvidia.com/gpu.product", "In", values)}}))
               .empty());
   }
+}
+
+TEST_CASE("gpu-sharing: a product constraint by an operator that does not name products is refused, in every ORed term; "
+          "DoesNotExist is not",
+          "[gpu-sharing][node-constraints]") {
+  // Every operator but In (and DoesNotExist: every GPU node carries the product label) can select
+  // a -SHARED node, whatever its values; spellings the API server refuses are refused too.
+  const std::vector<Op> refused = {{"NotIn", {"A100-SXM4-80GB"}},
+                                   {"NotIn", {"A100-SXM4-80GB-SHARED"}},
+                                   {"NotIn", {"A100-SXM4-80GB-SHARED", "H100-SXM5-80GB-SHARED"}},
+                                   {"Exists", {}},
+                                   {"Gt", {"1"}},
+                                   {"Lt", {"8"}},
+                                   {"notin", {"A100-SXM4-80GB"}},
+                                   {"exists", {}},
+                                   {"", {"A100-SXM4-80GB"}},
+                                   {"Equals", {"A100-SXM4-80GB"}}};
+  for (const Op& op : refused) {
+    for (size_t position = 0; position < 2; ++position) {
+      INFO("operator '" << op.op << "' in term " << position);
+      std::vector<std::vector<Json>> terms(2);
+      terms[position].push_back(requirement("nvidia.com/gpu.product", op.op, op.values));
+      auto fs = sharing_findings(with_terms(pod_in(""), "secure", terms));
+      INFO(all(fs));
+      REQUIRE(fs.size() == 1);
+      CHECK(fs[0].field == kTerms + "[" + std::to_string(position) + "].matchExpressions[1]");
+      // The message names the constraint as written (an operator the API server refuses shows its
+      // values, none included).
+      std::string constraint = "nvidia.com/gpu.product " + op.op;
+      if (op.op != "Exists") {
+        constraint += " [";
+        for (size_t i = 0; i < op.values.size(); ++i) constraint += (i ? ", " : "") + op.values[i];
+        constraint += "]";
+      }
+      CHECK(fs[0].message.find("node constraint " + constraint + " can select time-sliced GPU nodes") !=
+            std::string::npos);
+      CHECK(fs[0].message.find("adversarial pool \"secure\"") != std::string::npos);
+      // Not in a cooperative pool.
+      CHECK(sharing_findings(with_terms(pod_in(""), "coop", terms)).empty());
+    }
+  }
+  // DoesNotExist selects only nodes without GPUs.
+  for (size_t position = 0; position < 2; ++position) {
+    std::vector<std::vector<Json>> terms(2);
+    terms[position].push_back(requirement("nvidia.com/gpu.product", "DoesNotExist", {}));
+    CHECK(sharing_findings(with_terms(pod_in(""), "secure", terms)).empty());
+  }
+  // Two product constraints in one term: each is judged (In with a plain value, NotIn).
+  auto fs = sharing_findings(with_terms(pod_in(""), "secure",
+                                        {{requirement("nvidia.com/gpu.product", "In", {"A100-SXM4-80GB"}),
+                                          requirement("nvidia.com/gpu.product", "NotIn", {"H100-SXM5-80GB"})}}));
+  INFO(all(fs));
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].field == kTerms + "[0].matchExpressions[2]");
+  CHECK(fs[0].message.find("nvidia.com/gpu.product NotIn [H100-SXM5-80GB]") != std::string::npos);
 }
 
 TEST_CASE("gpu-sharing: shared and fractional resources in every container kind, reported once each",
