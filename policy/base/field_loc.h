@@ -1,11 +1,14 @@
 // A field location built on the stack while descending into a JSON document, rendered to text
 // only on error, as `spec.containers[0].env[2].name` or `metadata.labels["app.kubernetes.io/name"]`.
 // Shared by the DOM reader (policy/decoding/dom_reader.h) and the On-Demand reader (policy/decoding/json_reader.h).
+// Keys are the document's (a tenant's): each is shown bounded (quoted_value.h).
 #pragma once
 
 #include <algorithm>
 #include <string>
 #include <string_view>
+
+#include "policy/base/quoted_value.h"
 
 namespace gpu_admission::policy {
 
@@ -33,12 +36,10 @@ struct Loc {
     if (index >= 0) {
       out += '[' + std::to_string(index) + ']';
     } else if (quote || (quote_if_needed && !identifier_like(key))) {
-      out += "[\"";
-      out += key;
-      out += "\"]";
+      out += quoted_key(key);
     } else if (!key.empty()) {
       if (!out.empty() && out.back() != '.') out += '.';
-      out += key;
+      out += key.size() <= kQuotedValueBytes ? std::string(key) : bounded(key);
     }
   }
 };

@@ -2,6 +2,7 @@
 #include "policy/config/template_paths.h"
 #include "policy/config/template_finder.h"
 
+#include "policy/base/quoted_value.h"
 #include "policy/decoding/dom_reader.h"
 
 namespace gpu_admission::policy {
@@ -37,14 +38,14 @@ std::optional<std::string> parse_segment(std::string_view seg, size_t number, st
   return std::nullopt;
 }
 
+// The field path shows a map key of the object (a tenant's) bounded (policy/base/quoted_value.h);
+// the JSON pointer keeps it exactly.
 void add_key(std::string& field, std::string& pointer, std::string_view key) {
   if (identifier_like(key)) {
     if (!field.empty()) field += '.';
-    field += key;
+    field += key.size() <= kQuotedValueBytes ? std::string(key) : bounded(key);
   } else {
-    field += "[\"";
-    field += key;
-    field += "\"]";
+    field += quoted_key(key);
   }
   pointer += '/';
   for (char c : key) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/base/quoted_value.h"
 #include "policy/decoding/dom_reader.h"
 #include "policy/decoding/pod_decoder.h"
 
@@ -71,7 +72,7 @@ std::optional<DecodeError> find_duplicate_keys(element root) {
   keys.clear();
   std::string field, key;
   if (!find_duplicate_key(root, Loc{}, keys, field, key)) return std::nullopt;
-  return DecodeError{field, "duplicate key \"" + key + "\" (ambiguous JSON is refused)"};
+  return DecodeError{field, "duplicate key " + quoted(key) + " (ambiguous JSON is refused)"};
 }
 
 }  // namespace gpu_admission::policy

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "policy/base/quoted_value.h"
+
 namespace gpu_admission::policy {
 
 DecodeError invalid_json(std::string_view what, std::string field) {
@@ -42,7 +44,7 @@ bool Reader::fail_invalid(const Loc& at, std::string_view what) {
 bool Reader::fail(const Loc& at, simdjson::error_code code) { return fail_invalid(at, simdjson::error_message(code)); }
 
 bool Reader::duplicate(const Loc& at, std::string_view key) {
-  return fail(at, "duplicate key \"" + std::string(key) + "\" (ambiguous JSON is refused)");
+  return fail(at, "duplicate key " + quoted(key) + " (ambiguous JSON is refused)");
 }
 
 bool Reader::string_map(od::value& v, StringViewPairs& out, const Loc& at, bool (*decode_value)(std::string_view)) {

@@ -9,6 +9,7 @@
 
 #include "policy/decoding/json_reader.h"
 #include "policy/decoding/pod_decoder_steps.h"
+#include "policy/base/quoted_value.h"
 #include "policy/base/tenant_labels.h"
 
 namespace gpu_admission::policy {
@@ -264,7 +265,7 @@ std::optional<DecodeError> decode_pod_json(std::string_view json, bool padded, P
   if (!read) return reader.error;
   if (!has_kind) return DecodeError{"kind", "missing or not a string"};
   const auto kind = workload_kind_from(kind_text);
-  if (!kind) return DecodeError{"kind", "\"" + kind_text + "\" is not a Pod or a workload with a pod template"};
+  if (!kind) return DecodeError{"kind", quoted(kind_text) + " is not a Pod or a workload with a pod template"};
   pod.clear();
   pod.workload = *kind;
   pod.policy_env_vars = policy_env_vars;

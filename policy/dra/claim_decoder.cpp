@@ -2,6 +2,7 @@
 // typed getters come from policy/decoding/dom_reader.h, shared with the pod decoder.
 #include "policy/dra/claim_decoder.h"
 
+#include "policy/base/quoted_value.h"
 #include "policy/dra/claim_gpus.h"
 #include "policy/decoding/dom_reader.h"
 
@@ -260,8 +261,8 @@ std::optional<DecodeError> decode_claim_as(element object_el, ClaimKind kind, Cl
   }
   auto shape = shape_of(out.api_version);
   if (!shape)
-    return DecodeError{"apiVersion", "\"" + std::string(out.api_version) +
-                                         "\" is not a served resource.k8s.io version (v1, v1beta2 or v1beta1)"};
+    return DecodeError{"apiVersion", quoted(out.api_version) +
+                                         " is not a served resource.k8s.io version (v1, v1beta2 or v1beta1)"};
   Decoder decoder(out, *shape);
   Loc root;
   if (decoder.metadata(obj, root)) decoder.devices(obj, root);
@@ -277,7 +278,7 @@ std::optional<DecodeError> decode_claim(element object_el, ClaimView& out, bool 
   std::string_view kind_text = kind_r.value_unsafe().get_string().value_unsafe();
   ClaimKind kind;
   if (!is_claim_kind(kind_text, &kind))
-    return DecodeError{"kind", "\"" + std::string(kind_text) + "\" is not a ResourceClaim or ResourceClaimTemplate"};
+    return DecodeError{"kind", quoted(kind_text) + " is not a ResourceClaim or ResourceClaimTemplate"};
   return decode_claim_as(object_el, kind, out, check_duplicates);
 }
 

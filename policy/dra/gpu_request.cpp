@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "policy/base/quoted_value.h"
 #include "policy/views/mig.h"
 
 namespace gpu_admission::policy {
@@ -110,7 +111,7 @@ std::string gpu_sources_text(const GpuRequest& gpu) {
   std::string out;
   auto add = [&](std::string part) { out += (out.empty() ? "" : " + ") + part; };
   if (gpu.resource_slices > 0) {
-    std::string what = gpu.several_resources ? "through resources" : std::string(gpu.first_resource);
+    std::string what = gpu.several_resources ? "through resources" : bounded(gpu.first_resource);
     // A MIG class's extended resource names no profile: each device counts as the GPU it may be.
     if (!gpu.several_resources && gpu.first_kind == CompiledPolicy::GpuKind::DeviceClassMig) what += " (a whole GPU each)";
     add(gpus_text(gpu.resource_slices, gpu.slices_per_gpu) + " " + what);

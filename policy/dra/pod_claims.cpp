@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "policy/base/quoted_value.h"
 #include "policy/dra/gpu_request.h"
 #include "policy/views/mig.h"
 
@@ -24,7 +25,7 @@ const ClaimView* MemoizedClaims::find(ClaimKind kind, std::string_view namespace
 
 std::string PodClaimGpus::describe() const {
   std::string out = kind == ClaimKind::Template ? "claim template " : "claim ";
-  out += object_name.empty() ? std::string_view("(unnamed)") : object_name;
+  out += object_name.empty() ? std::string("(unnamed)") : bounded(object_name);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory_resource>
 
+#include "policy/base/quoted_value.h"
 #include "policy/dra/claim_gpus.h"
 #include "policy/evaluation/evaluator.h"
 #include "policy/dra/gpu_request.h"
@@ -33,10 +34,10 @@ void check_claim_cap(const CompiledPolicy& policy, const ClaimView& claim, const
   for (const auto& r : gpus.requests) {
     if (!r.all) continue;
     add(out, RuleId::GpuCap, action, request_field(claim, r),
-        "request \"" + std::string(r.name) + "\" asks for every GPU of its device class (allocationMode: All) where a cap applies");
+        "request " + quoted(r.name) + " asks for every GPU of its device class (allocationMode: All) where a cap applies");
   }
   if (gpus.slices <= *cap * per_gpu || gpus.all) return;  // All is reported above
-  std::string who = tenant && tenant->max_gpus_per_pod ? "tenant \"" + tenant->name + "\" allows" : "the default cap is";
+  std::string who = tenant && tenant->max_gpus_per_pod ? "tenant " + quoted(tenant->name) + " allows" : "the default cap is";
   std::string asked = gpus.slices >= kSaturatedSlices ? "more GPUs than can be counted" : gpus_text(gpus.slices, per_gpu) + " GPUs";
   add(out, RuleId::GpuCap, action, std::string(claim.devices_field()) + ".requests",
       std::string(claim.kind == ClaimKind::Template ? "claim template" : "claim") + " asks for " + asked + "; " + who +
@@ -50,7 +51,7 @@ void check_claim_admin_access(const CompiledPolicy& policy, const ClaimView& cla
   for (const auto& r : gpus.requests) {
     if (!r.gpu || !r.admin_access) continue;
     add(out, RuleId::GpuDeviceAccess, action, request_field(claim, r),
-        "request \"" + std::string(r.name) + "\" asks for adminAccess, which reaches GPUs allocated to other pods");
+        "request " + quoted(r.name) + " asks for adminAccess, which reaches GPUs allocated to other pods");
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <string_view>
 
+#include "policy/base/quoted_value.h"
+
 namespace gpu_admission::policy {
 namespace {
 
@@ -67,10 +69,10 @@ std::string toleration_text(const Toleration& t) {
     if (out.size() > 1) out += ", ";
     out += std::string(name) + ": " + value;
   };
-  if (!t.key.empty()) add("key", "\"" + std::string(t.key) + "\"");
-  add("operator", t.op.empty() ? std::string("Equal") : std::string(t.op));
-  if (!t.value.empty()) add("value", "\"" + std::string(t.value) + "\"");
-  if (!t.effect.empty()) add("effect", std::string(t.effect));
+  if (!t.key.empty()) add("key", quoted(t.key));
+  add("operator", t.op.empty() ? std::string("Equal") : bounded(t.op));
+  if (!t.value.empty()) add("value", quoted(t.value));
+  if (!t.effect.empty()) add("effect", bounded(t.effect));
   return out + "}";
 }
 
@@ -79,7 +81,7 @@ std::string disallowed_toleration_message(const ClaimView& claim, const Disallow
                                                                                          : "device taints";
   std::string name(d.request->name);
   if (d.request->first_available) name += "/" + std::string(d.subrequest->name);
-  return "request \"" + name + "\" tolerates " + what + " " + toleration_text(*d.toleration) +
+  return "request " + quoted(name) + " tolerates " + what + " " + toleration_text(*d.toleration) +
          " (" + std::string(claim.devices_field()) + "." + d.field + "), which spec.deviceTolerations does not allow" +
          " (device taints fence broken GPUs or reserve them for others)";
 }

@@ -1,5 +1,6 @@
 #include "webhook/admission/admission_review.h"
 
+#include "policy/base/quoted_value.h"
 #include "policy/decoding/json_reader.h"
 #include "policy/evaluation/patch.h"
 #include "webhook/admission/base64.h"
@@ -148,10 +149,10 @@ std::optional<RequestError> ReviewReader::read(std::string_view body, AdmissionR
   if (!read) return envelope_error(*reader.error);
   if (!doc.current_location().error())
     return RequestError{400, policy::invalid_json("content after the AdmissionReview").message};
-  if (kind != "AdmissionReview") return RequestError{400, "body is not an AdmissionReview (kind is \"" + std::string(kind) + "\")"};
+  if (kind != "AdmissionReview") return RequestError{400, "body is not an AdmissionReview (kind is " + policy::quoted(kind) + ")"};
   if (api_version != "admission.k8s.io/v1")
-    return RequestError{400, "unsupported AdmissionReview apiVersion \"" + std::string(api_version) +
-                                 "\" (this webhook speaks admission.k8s.io/v1)"};
+    return RequestError{400, "unsupported AdmissionReview apiVersion " + policy::quoted(api_version) +
+                                 " (this webhook speaks admission.k8s.io/v1)"};
   if (!reader.has_request) return RequestError{400, "AdmissionReview has no request"};
   if (request.uid.empty()) return RequestError{400, "AdmissionReview request has no uid"};
   if (request.operation.empty()) return RequestError{400, "AdmissionReview request has no operation"};
@@ -161,9 +162,18 @@ std::optional<RequestError> ReviewReader::read(std::string_view body, AdmissionR
 std::string warning_text(std::string_view message) {
   constexpr size_t kMax = 119;  // "under 120 characters"
   std::string out;
-  out.reserve(std::min(message.size(), kMax));
-  for (char c : message) out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
-  if (out.size() <= kMax) return out;
+  out.reserve(kMax + 1);
+  // The API server drops a warning holding a control character (C0, DEL or C1, as a tenant's
+  // value may): each becomes a space. Only as much of the message as can be shown is read.
+  size_t i = 0;
+  for (; i < message.size() && out.size() <= kMax; ++i) {
+    const auto c = static_cast<unsigned char>(message[i]);
+    const bool c1 = c == 0xC2 && i + 1 < message.size() && static_cast<unsigned char>(message[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(message[i + 1]) <= 0x9F;
+    if (c1) ++i;
+    out += (c < 0x20 || c == 0x7F || c1) ? ' ' : static_cast<char>(c);
+  }
+  if (i == message.size() && out.size() <= kMax) return out;
   size_t cut = kMax - 3;
   // Do not cut a UTF-8 sequence in half: back up to a lead byte.
   while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;

@@ -85,7 +85,8 @@ std::string encode_admission_response(const AdmissionResponse& response);
 // The same written over `out` (its capacity is reused).
 void encode_admission_response(const AdmissionResponse& response, std::string& out);
 
-// A warning as the API server wants it: one line, under 120 characters, valid UTF-8.
+// A warning as the API server wants it: one line, under 120 characters, valid UTF-8, no control
+// characters (each is a space).
 std::string warning_text(std::string_view message);
 
 }  // namespace gpu_admission::webhook

@@ -14,6 +14,7 @@
 
 #include <simdjson.h>
 
+#include "policy/base/quoted_value.h"
 #include "policy/dra/claim_decoder.h"
 #include "policy/dra/claim_status.h"
 #include "policy/evaluation/evaluator.h"
@@ -92,8 +93,9 @@ Reference refers_to(const policy::PodView& pod, const ReservedPod& reserved, con
   return Reference::None;
 }
 
+// "ns/name", each part bounded (policy/base/quoted_value.h): it prefixes the pod's findings.
 std::string pod_key(const policy::ClaimView& claim, const policy::ClaimConsumer& pod) {
-  return std::string(claim.namespace_name) + "/" + std::string(pod.name);
+  return policy::bounded(claim.namespace_name) + "/" + policy::bounded(pod.name);
 }
 
 ObjectError cannot_judge(const policy::ClaimConsumer& pod, std::string message) {
@@ -140,7 +142,7 @@ std::optional<ObjectError> fetch_pod(const policy::CompiledPolicy& policy, const
   read_reserved_pod(root, pod);
   if (!consumer.uid.empty() && pod.uid != consumer.uid)
     return cannot_judge(consumer, who + " is not the pod the claim was reserved for (its uid is " +
-                                      std::string(pod.uid) + ", not " + std::string(consumer.uid) + ")");
+                                      policy::bounded(pod.uid) + ", not " + policy::bounded(consumer.uid) + ")");
   if (auto err = policy::decode_pod_json(s.reserved_pod_text, false, policy::WorkloadKind::Pod, s.reserved_pod,
                                          s.reserved_pod_doc, policy.gpu_env_vars()))
     return cannot_judge(consumer, "cannot read " + who + ": " + err->field + ": " + err->message);
@@ -157,7 +159,7 @@ std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const
   const Reference reference = refers_to(s.reserved_pod, pod, s.claim, s.claim_status, template_name);
   if (reference == Reference::None)
     return cannot_judge(consumer, "pod " + pod_key(s.claim, consumer) + " does not refer to ResourceClaim " +
-                                      std::string(s.claim.name));
+                                      policy::bounded(s.claim.name));
   policy::EvalOptions options;
   options.namespace_name = s.claim.namespace_name;
   options.namespace_labels = facts.namespace_labels;

@@ -3,10 +3,15 @@
 
 #include <string>
 
+#include "policy/base/quoted_value.h"
+
 namespace gpu_admission::webhook {
 namespace {
 
 constexpr std::string_view kNone = "none";
+// A line lists this many findings, then counts the rest ("moreFindings"), as audit's subjects do:
+// every finding's values are bounded, and so is their number.
+constexpr size_t kMaxLoggedFindings = 20;
 
 std::string_view decision_name(const policy::Decision& decision) {
   if (!decision.allowed) return "denied";
@@ -26,8 +31,8 @@ Json finding_json(const policy::Finding& finding) {
 
 Json request_log_fields(const AdmissionRequest& request, std::string_view name) {
   return {{"uid", request.uid},
-          {"namespace", request.namespace_name},
-          {"name", name.empty() ? request.name : name},
+          {"namespace", policy::bounded(request.namespace_name)},
+          {"name", policy::bounded(name.empty() ? request.name : name)},
           {"kind", request.kind},
           {"operation", request.operation},
           {"dryRun", request.dry_run},
@@ -40,7 +45,8 @@ void log_decision(Logger& logger, const AdmissionRequest& request, std::string_v
   const LogLevel level = decision.allowed ? LogLevel::Info : LogLevel::Warn;
   if (!logger.enabled(level)) return;
   Json findings = Json::array();
-  for (const auto& finding : decision.findings) findings.push_back(finding_json(finding));
+  for (size_t i = 0; i < decision.findings.size() && i < kMaxLoggedFindings; ++i)
+    findings.push_back(finding_json(decision.findings[i]));
   Json fields = request_log_fields(request, name);
   fields["decision"] = decision_name(decision);
   fields["tenant"] = decision.tenant != nullptr ? std::string_view(decision.tenant->name)
@@ -49,6 +55,7 @@ void log_decision(Logger& logger, const AdmissionRequest& request, std::string_v
   fields["pool"] = decision.pool != nullptr ? std::string_view(decision.pool->name) : kNone;
   if (!decision.commit_point.empty()) fields["commitPoint"] = decision.commit_point;
   fields["findings"] = std::move(findings);
+  if (decision.findings.size() > kMaxLoggedFindings) fields["moreFindings"] = decision.findings.size() - kMaxLoggedFindings;
   logger.log(level, decision.allowed ? "admitted with findings" : "denied", fields);
 }
 

@@ -22,7 +22,8 @@ Json request_log_fields(const AdmissionRequest& request, std::string_view name);
 
 // One line for a decision with findings: "denied" (warn level) when a deny finding refused the
 // object, else "admitted with findings" (info), with "decision" denied|warned|audited, the
-// request's fields, tenant, pool and "findings". Nothing for a decision without findings.
+// request's fields, tenant, pool and "findings" (the first 20; "moreFindings" counts the rest).
+// Nothing for a decision without findings. Names and messages are bounded (policy/base/quoted_value.h).
 void log_decision(Logger& logger, const AdmissionRequest& request, std::string_view name,
                   const policy::Decision& decision);
 

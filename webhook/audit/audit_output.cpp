@@ -4,21 +4,19 @@
 #include <map>
 
 #include "policy/base/ids.h"
+#include "policy/base/quoted_value.h"
 #include "webhook/io/policy_report.h"
+#include "webhook/io/terminal_text.h"
 
 namespace gpu_admission::webhook::audit {
 namespace {
 
-// Names come from objects (an ownerReference's kind and name are any string): control
-// characters are shown as '?' so a line of the report stays one line.
-std::string printable(std::string text) {
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return text;
-}
-
+// Names come from objects (an ownerReference's kind and name are any string): the text output
+// escapes them, and messages, fields and errors, for a terminal (webhook/io/terminal_text.h), so a
+// line of the report stays one line and reads as written.
 std::string subject_name(const AuditSubject& s) {
-  return printable(s.namespace_name + "/" + s.ref.kind + "/" + s.ref.name);
+  using policy::bounded;
+  return terminal_text(bounded(s.namespace_name) + "/" + bounded(s.ref.kind) + "/" + bounded(s.ref.name));
 }
 
 std::string format(const char* pattern, auto... args) {
@@ -50,10 +48,10 @@ Json finding_json(const policy::Finding& f) {
 }  // namespace
 
 std::string audit_text(const AuditResult& r) {
-  std::string out = "audit of " + r.source + format(" in %.1f s\n", r.duration_seconds);
+  std::string out = "audit of " + terminal_text(r.source) + format(" in %.1f s\n", r.duration_seconds);
   append_counts(out, "judged:", r.judged);
   append_counts(out, "not judged:", r.skipped);
-  for (const auto& note : r.notes) out += "note: " + note + "\n";
+  for (const auto& note : r.notes) out += "note: " + terminal_text(note) + "\n";
   if (r.totals.empty()) {
     out += "no violations\n";
   } else {
@@ -67,10 +65,10 @@ std::string audit_text(const AuditResult& r) {
                                            s.pods == 1 ? "" : "s", s.violating_pods);
     for (const auto& f : s.findings)
       out += "  " + std::string(name_of(label_of(f))) + " " + std::string(policy::name_of(f.rule)) + ": " +
-             printable(f.message) + (f.field.empty() ? "" : " (" + printable(f.field) + ")") +
-             (f.excepted() ? " [exception " + std::string(f.exception) + "]" : "") + "\n";
+             terminal_text(f.message) + (f.field.empty() ? "" : " (" + terminal_text(f.field) + ")") +
+             (f.excepted() ? " [exception " + terminal_text(f.exception) + "]" : "") + "\n";
     if (s.more_findings > 0) out += "  ... and " + std::to_string(s.more_findings) + " more findings\n";
-    if (!s.error.empty()) out += "  error: " + printable(s.error) + "\n";
+    if (!s.error.empty()) out += "  error: " + terminal_text(s.error) + "\n";
   }
   out += format("\n%zu violating objects, %zu objects with errors\n", r.violating(), r.errors());
   return out;

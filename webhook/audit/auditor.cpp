@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "policy/base/quoted_value.h"
+
 namespace gpu_admission::webhook::audit {
 namespace {
 
@@ -126,7 +128,7 @@ void Auditor::add(const AuditKind& kind, simdjson::dom::element object) {
   if (kind.role == KindRole::Namespace) {
     std::string problem;
     facts_.add_namespace(object, problem);
-    if (!problem.empty()) result_.notes.push_back("Namespace " + std::string(meta.name) + ": " + problem);
+    if (!problem.empty()) result_.notes.push_back("Namespace " + policy::bounded(meta.name) + ": " + problem);
     return;
   }
   if (kind.role == KindRole::Claim) return add_claim(kind, object, meta);
@@ -215,7 +217,7 @@ void Auditor::judge(const AuditKind& kind, simdjson::dom::element object, const 
   }
   AuditSubject& s = subject_for(standalone ? self : meta.controller, namespace_name);
   if (error) {
-    if (s.error.empty()) s.error = kind.kind + " " + std::string(meta.name) + ": " +
+    if (s.error.empty()) s.error = kind.kind + " " + policy::bounded(meta.name) + ": " +
                                  (error->error.field.empty() ? "" : error->error.field + ": ") + error->error.message;
     if (pod) ++s.pods;
     return;

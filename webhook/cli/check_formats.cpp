@@ -10,6 +10,7 @@
 #include "webhook/cli/junit.h"
 #include "webhook/io/finding_label.h"
 #include "webhook/io/policy_report.h"
+#include "webhook/io/terminal_text.h"
 #include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook {
@@ -123,13 +124,15 @@ void print_yaml(const std::vector<OfflineResult>& results, const CheckPrintOptio
   bool first = true;
   for (const auto& r : results) {
     if (r.status != OfflineResult::Status::Evaluated) {
-      std::fprintf(stderr, "%s: %s (%s)\n", r.source.c_str(), object_title(r).c_str(), r.note.c_str());
+      std::fprintf(stderr, "%s: %s (%s)\n", terminal_text(r.source).c_str(), terminal_text(object_title(r)).c_str(),
+                   terminal_text(r.note).c_str());
       continue;
     }
     for (const auto& f : r.decision.findings)
       if (label_of(f) == FindingLabel::Deny && !r.decision.allowed)
-        std::fprintf(stderr, "%s: %s denied: [%s] %s\n", r.source.c_str(), object_title(r).c_str(),
-                     std::string(policy::name_of(f.rule)).c_str(), f.message.c_str());
+        std::fprintf(stderr, "%s: %s denied: [%s] %s\n", terminal_text(r.source).c_str(),
+                     terminal_text(object_title(r)).c_str(), std::string(policy::name_of(f.rule)).c_str(),
+                     terminal_text(f.message).c_str());
     if (r.repeat || !printed(r, options)) continue;  // repeat: another template of the object printed just before
     if (!first) std::printf("---\n");
     first = false;

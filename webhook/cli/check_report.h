@@ -52,7 +52,8 @@ struct CheckPrintOptions {
 std::optional<bool> colour_wanted(std::string_view when, bool stdout_is_terminal, const char* no_color_env,
                                   const char* term_env);
 
-// "Pod research/train [spec.template]", as every output names a result.
+// "Pod research/train [spec.template]", as every output names a result (kind, namespace and name
+// bounded as messages bound a value: policy/base/quoted_value.h).
 std::string object_title(const OfflineResult& r);
 // The note for an object judged in the default namespace (empty when it named its own).
 std::string namespace_note(const OfflineResult& r);

@@ -1,13 +1,16 @@
 // `check`'s text output (check_report.h): one block per result, verdicts and finding labels
 // coloured on a terminal, skipped objects folded into the summary line that ends the output;
-// and the counting that the summary, the JSON summary and the exit code share.
+// and the counting that the summary, the JSON summary and the exit code share. What an object
+// says (names, messages, fields, patches) is printed through terminal_text (webhook/io/terminal_text.h).
 #include <array>
 #include <cstdio>
 
 #include "policy/base/ids.h"
+#include "policy/base/quoted_value.h"
 #include "policy/dra/gpu_request.h"
 #include "webhook/cli/check_report.h"
 #include "webhook/io/finding_label.h"
+#include "webhook/io/terminal_text.h"
 
 namespace gpu_admission::webhook {
 namespace {
@@ -51,8 +54,9 @@ std::string plural(size_t n, std::string_view one, std::string_view many) {
 }
 
 void print_skipped(const OfflineResult& r) {
-  std::printf("%s %s: skipped (%s)  [%s]\n\n", r.kind.empty() ? "object" : r.kind.c_str(),
-              r.name.empty() ? "(unnamed)" : r.name.c_str(), r.note.c_str(), r.source.c_str());
+  std::printf("%s %s: skipped (%s)  [%s]\n\n", r.kind.empty() ? "object" : terminal_text(policy::bounded(r.kind)).c_str(),
+              r.name.empty() ? "(unnamed)" : terminal_text(policy::bounded(r.name)).c_str(),
+              terminal_text(r.note).c_str(), terminal_text(r.source).c_str());
 }
 
 void print_context(const policy::Decision& d) {
@@ -62,16 +66,16 @@ void print_context(const policy::Decision& d) {
     context += ", GPUs: " + policy::gpus_text(d.gpu_slices, d.slices_per_gpu);
     if (!d.gpu_sources.empty()) context += " (" + d.gpu_sources + ")";
   }
-  std::printf("%s\n", context.c_str());
+  std::printf("%s\n", terminal_text(context).c_str());
 }
 
 void print_patch(const policy::Patch& patch) {
   if (patch.empty()) return;
   std::printf("  mutations (%zu patch operations):\n", patch.size());
   for (const auto& op : patch) {
-    const int path_len = static_cast<int>(op.path.size()), value_len = static_cast<int>(op.value.size());
-    if (op.kind == policy::PatchOp::Kind::Remove) std::printf("    remove %.*s\n", path_len, op.path.data());
-    else std::printf("    add    %.*s = %.*s\n", path_len, op.path.data(), value_len, op.value.data());
+    const std::string path = terminal_text(op.path);
+    if (op.kind == policy::PatchOp::Kind::Remove) std::printf("    remove %s\n", path.c_str());
+    else std::printf("    add    %s = %s\n", path.c_str(), terminal_text(op.value).c_str());
   }
 }
 
@@ -80,8 +84,8 @@ void print_evaluated(const OfflineResult& r, const CheckPrintOptions& options) {
   const std::string verdict = d.exempt    ? paint("ALLOWED (exempt)", kGreen, options.colour)
                               : d.allowed ? paint("ALLOWED", kGreen, options.colour)
                                           : paint("DENIED", kRed, options.colour);
-  std::printf("%s: %s  [%s]\n", object_title(r).c_str(), verdict.c_str(), r.source.c_str());
-  if (const std::string note = namespace_note(r); !note.empty()) std::printf("  note: %s\n", note.c_str());
+  std::printf("%s: %s  [%s]\n", terminal_text(object_title(r)).c_str(), verdict.c_str(), terminal_text(r.source).c_str());
+  if (const std::string note = namespace_note(r); !note.empty()) std::printf("  note: %s\n", terminal_text(note).c_str());
   if (d.exempt) {
     std::printf("  exempt by %.*s: no rule or mutation applies\n\n", static_cast<int>(d.exempt_by.size()),
                 d.exempt_by.data());
@@ -90,18 +94,19 @@ void print_evaluated(const OfflineResult& r, const CheckPrintOptions& options) {
   print_context(d);
   for (const auto& f : d.findings) {
     std::printf("  %s [%s] %s\n", label_text(label_of(f), options.colour).c_str(),
-                std::string(policy::name_of(f.rule)).c_str(), f.message.c_str());
+                std::string(policy::name_of(f.rule)).c_str(), terminal_text(f.message).c_str());
     if (f.excepted())
-      std::printf("        by exception %.*s (would %s)\n", static_cast<int>(f.exception.size()), f.exception.data(),
+      std::printf("        by exception %s (would %s)\n", terminal_text(f.exception).c_str(),
                   std::string(policy::name_of(f.action)).c_str());
-    std::printf("        at %s\n", f.field.c_str());
+    std::printf("        at %s\n", terminal_text(f.field).c_str());
   }
   print_patch(d.patch);
   if (!d.withheld_patch.empty()) {
     std::printf("  not applied (enforcement audit):\n");
     print_patch(d.withheld_patch);
   }
-  for (const auto& notice : d.notices) std::printf("  %s%s\n", d.withheld_patch.empty() ? "" : "would have ", notice.c_str());
+  for (const auto& notice : d.notices)
+    std::printf("  %s%s\n", d.withheld_patch.empty() ? "" : "would have ", terminal_text(notice).c_str());
   std::printf("\n");
 }
 
@@ -171,10 +176,11 @@ std::optional<bool> colour_wanted(std::string_view when, bool stdout_is_terminal
 }
 
 std::string object_title(const OfflineResult& r) {
-  std::string out = r.kind.empty() ? "object" : r.kind;
+  using policy::bounded;
+  std::string out = r.kind.empty() ? "object" : bounded(r.kind);
   out += ' ';
-  out += r.namespace_name.empty() ? "" : r.namespace_name + "/";
-  out += r.name.empty() ? "(unnamed)" : r.name;
+  out += r.namespace_name.empty() ? "" : bounded(r.namespace_name) + "/";
+  out += r.name.empty() ? "(unnamed)" : bounded(r.name);
   if (!r.template_path.empty()) out += " [" + r.template_path + "]";
   return out;
 }
@@ -197,8 +203,9 @@ void print_text(const std::vector<OfflineResult>& results, const CheckPrintOptio
     }
     if (!printed(r, options)) continue;
     if (r.status == OfflineResult::Status::Error) {
-      std::printf("%s: %s  [%s]\n  %s\n\n", object_title(r).c_str(), paint("ERROR", kRed, options.colour).c_str(),
-                  r.source.c_str(), r.note.c_str());
+      std::printf("%s: %s  [%s]\n  %s\n\n", terminal_text(object_title(r)).c_str(),
+                  paint("ERROR", kRed, options.colour).c_str(), terminal_text(r.source).c_str(),
+                  terminal_text(r.note).c_str());
       continue;
     }
     print_evaluated(r, options);

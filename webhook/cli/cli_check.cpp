@@ -17,6 +17,7 @@
 #include "webhook/cli/input_namespaces.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_configmap.h"
+#include "webhook/io/terminal_text.h"
 
 namespace gpu_admission::webhook {
 namespace {
@@ -151,7 +152,7 @@ bool read_inputs(const std::vector<std::string>& inputs, std::vector<ManifestObj
   for (const auto& path : expand_inputs(inputs)) {
     ManifestRead read = read_manifest_file(path);
     if (read.error) {
-      std::fprintf(stderr, "gpu-admission check: %s\n", read.error->c_str());
+      std::fprintf(stderr, "gpu-admission check: %s\n", terminal_text(*read.error).c_str());
       ok = false;
       continue;
     }
@@ -207,7 +208,8 @@ int run_check(const Args& args) {
       results.push_back(std::move(one));
     if (results.back().status == OfflineResult::Status::Error) {
       const auto& r = results.back();
-      std::fprintf(stderr, "gpu-admission check: %s: %s: %s\n", r.source.c_str(), object_title(r).c_str(), r.note.c_str());
+      std::fprintf(stderr, "gpu-admission check: %s: %s: %s\n", terminal_text(r.source).c_str(),
+                   terminal_text(object_title(r)).c_str(), terminal_text(r.note).c_str());
       unusable = true;
     }
   }

@@ -1,7 +1,8 @@
 // `gpu-admission test SUITE.yaml|DIR...`: run policy test suites, for CI pipelines. Flags,
 // finding and loading the suites, selecting cases (--run), and the three reports. A suite
 // that cannot be loaded (or whose policy is invalid) is never a silent pass: an error on
-// stderr, an ERROR line / `error` / JUnit <error>, and exit code 2.
+// stderr, an ERROR line / `error` / JUnit <error>, and exit code 2. The text report escapes what
+// objects and suites say (webhook/io/terminal_text.h).
 #include <cstdio>
 #include <regex>
 
@@ -10,6 +11,7 @@
 #include "webhook/cli/junit.h"
 #include "webhook/cli/suite_files.h"
 #include "webhook/cli/test_suite.h"
+#include "webhook/io/terminal_text.h"
 #include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook {
@@ -55,7 +57,7 @@ std::vector<SuiteResult> run_suites(const std::vector<std::string>& files, const
   std::vector<SuiteResult> results;
   for (const auto& path : files) {
     SuiteLoad load = load_test_suite(path);
-    for (const auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    for (const auto& e : load.errors) std::fprintf(stderr, "%s\n", terminal_text(e).c_str());
     if (!load.suite) {
       SuiteResult failed;
       failed.file = path;
@@ -125,17 +127,17 @@ void print_json(const std::vector<SuiteResult>& results, size_t passed, size_t f
 void print_text(const std::vector<SuiteResult>& results, size_t passed, size_t failed, size_t errors) {
   for (const auto& s : results) {
     if (s.error) {
-      std::printf("%s: ERROR: the suite cannot be run (%s)\n", s.file.c_str(),
-                  s.error->substr(0, s.error->find('\n')).c_str());
+      std::printf("%s: ERROR: the suite cannot be run (%s)\n", terminal_text(s.file).c_str(),
+                  terminal_text(s.error->substr(0, s.error->find('\n'))).c_str());
       continue;
     }
-    std::printf("%s (policy: %s)\n", s.file.c_str(), s.policy_source.c_str());
+    std::printf("%s (policy: %s)\n", terminal_text(s.file).c_str(), terminal_text(s.policy_source).c_str());
     for (const auto& c : s.cases) {
-      std::printf("  %s  %s\n", c.passed ? "PASS" : "FAIL", c.name.c_str());
+      std::printf("  %s  %s\n", c.passed ? "PASS" : "FAIL", terminal_text(c.name).c_str());
       if (c.passed) continue;
-      for (const auto& f : c.failures) std::printf("        %s\n", f.c_str());
+      for (const auto& f : c.failures) std::printf("        %s\n", terminal_text(f).c_str());
       std::printf("        findings:%s\n", c.findings.empty() ? " none" : "");
-      for (const auto& f : c.findings) std::printf("          %s\n", finding_text(f).c_str());
+      for (const auto& f : c.findings) std::printf("          %s\n", terminal_text(finding_text(f)).c_str());
     }
   }
   std::printf("%zu passed, %zu failed", passed, failed);

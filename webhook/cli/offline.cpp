@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include "policy/base/quoted_value.h"
 #include "policy/dra/claim_decoder.h"
 #include "policy/evaluation/evaluator.h"
 #include "policy/decoding/pod_decoder.h"
@@ -52,7 +53,7 @@ void judge_claim(const policy::CompiledPolicy& policy, const Json& object, const
   const std::string api_version = string_at(object, "apiVersion");
   if (!policy::claim_api_version_supported(api_version)) {
     r.status = OfflineResult::Status::Skipped;
-    r.note = (api_version.empty() ? std::string("no apiVersion") : api_version) +
+    r.note = (api_version.empty() ? std::string("no apiVersion") : policy::bounded(api_version)) +
              " is not served by Kubernetes 1.34+ (resource.k8s.io/v1, v1beta2 and v1beta1 are judged)";
     return;
   }
@@ -207,7 +208,8 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
   auto kind = policy::workload_kind_from(r.kind);
   if (!kind) {
     r.status = OfflineResult::Status::Skipped;
-    r.note = r.kind.empty() ? "no kind: not a Kubernetes object" : r.kind + " is not a Pod or a workload with a pod template";
+    r.note = r.kind.empty() ? "no kind: not a Kubernetes object"
+                            : policy::bounded(r.kind) + " is not a Pod or a workload with a pod template";
     return r;
   }
 

@@ -1,6 +1,7 @@
 // Building the compact cache entries (see cluster_objects.h).
 #include "webhook/cluster/cluster_objects.h"
 
+#include "policy/base/quoted_value.h"
 #include "policy/dra/claim_decoder.h"
 
 namespace gpu_admission::webhook::cluster {
@@ -38,7 +39,6 @@ void for_each_view(policy::ClaimView& view, F&& f) {
 }  // namespace
 
 std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object, std::string* problem) {
-  constexpr size_t kMaxKeyShown = 100;
   if (problem != nullptr) problem->clear();
   auto entry = std::make_shared<NamespaceEntry>();
   simdjson::dom::element labels_element;
@@ -50,8 +50,7 @@ std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::elemen
         if (field.value.get_string().get(value) == simdjson::SUCCESS) {
           entry->labels.emplace_back(std::string(field.key), std::string(value));
         } else if (problem != nullptr && problem->empty()) {
-          *problem = "metadata.labels[\"" + std::string(field.key.substr(0, kMaxKeyShown)) +
-                     "\"] is not a string: the label is left out";
+          *problem = "metadata.labels" + policy::quoted_key(field.key) + " is not a string: the label is left out";
         }
       }
     } else if (!labels_element.is_null() && problem != nullptr) {

@@ -7,6 +7,7 @@
 #include <array>
 
 #include "policy/base/ids.h"
+#include "policy/base/quoted_value.h"
 #include "webhook/io/finding_label.h"
 
 namespace gpu_admission::webhook {
@@ -37,9 +38,15 @@ const LabelRow& row_of(FindingLabel label) {
   return kLabelRows.back();
 }
 
+// Names are bounded like messages (policy/base/quoted_value.h): an object's own are at most 253
+// bytes and shown whole, and what a file or an ownerReference makes up cannot fill the report.
 Json resource_of(const ReportSubject& s, std::string_view namespace_name) {
-  Json ref = {{"apiVersion", s.api_version}, {"kind", s.kind}, {"namespace", namespace_name}, {"name", s.name}};
-  if (!s.uid.empty()) ref["uid"] = s.uid;
+  using policy::bounded;
+  Json ref = {{"apiVersion", bounded(s.api_version)},
+              {"kind", bounded(s.kind)},
+              {"namespace", bounded(namespace_name)},
+              {"name", bounded(s.name)}};
+  if (!s.uid.empty()) ref["uid"] = bounded(s.uid);
   return ref;
 }
 
@@ -109,7 +116,7 @@ Json PolicyReportBuilder::build() const {
   for (const Kept* k : kept) results.push_back(k->result);
 
   Json metadata = {{"name", kPolicyReportName},
-                   {"namespace", namespace_},
+                   {"namespace", policy::bounded(namespace_)},
                    {"labels", {{"app.kubernetes.io/managed-by", "gpu-admission"}}}};
   const size_t all = dropped_ + total_kept;
   if (results.size() < all)

@@ -13,6 +13,7 @@
 
 #include "policy/dra/gpu_request.h"
 #include "policy/evaluation/mutations/mutation.h"
+#include "policy/base/quoted_value.h"
 #include "policy/base/tenant_labels.h"
 
 namespace gpu_admission::policy {
@@ -116,7 +117,7 @@ bool convert_mixed(MutationContext& ctx, const MigProfileEntry& profile, std::st
   }
   for (const Converted& c : converted) {
     const std::string n = c.exact ? std::to_string(c.count) : std::string("some");
-    ctx.notices.push_back("converted " + c.name + ": " + n + " to " + profile.resource + ": " + n + " in pool " +
+    ctx.notices.push_back("converted " + bounded(c.name) + ": " + n + " to " + profile.resource + ": " + n + " in pool " +
                           ctx.pool->name);
   }
   return any;

@@ -54,9 +54,9 @@ std::string requested_text(const RuleContext& ctx) {
 
 void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& p : ctx.quantity_problems) {
-    std::string shown = quantity_json(*p.quantity);
+    std::string shown = bounded(quantity_json(*p.quantity));
     out.report(resource_field(ctx, *p.container, p.in_limits, p.quantity->name),
-               container_label(*p.container) + " requests " + std::string(p.quantity->name) + " " + shown + ", which is " +
+               container_label(*p.container) + " requests " + bounded(p.quantity->name) + " " + shown + ", which is " +
                    describe(p.status) + " (GPU quantities must be whole numbers)" + counted_as(quantity_of(*p.quantity)));
   }
   auto cap = ctx.policy.max_gpus_for(ctx.tenant);

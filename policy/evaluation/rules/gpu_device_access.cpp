@@ -82,7 +82,7 @@ void check_env(const RuleContext& ctx, const ContainerView& c, RuleOutput& out) 
   for (const EnvVar& v : c.env) {
     if (!is_device_env_var(ctx, v.name) || hides_gpus(ctx, c, v)) continue;
     std::string how = v.value_from ? " through valueFrom" : " to " + quoted(v.value);
-    out.report(field() + ".env[" + std::to_string(v.index) + "]", container_label(c) + " sets " + std::string(v.name) + how +
+    out.report(field() + ".env[" + std::to_string(v.index) + "]", container_label(c) + " sets " + bounded(v.name) + how +
                                                                ", which bypasses the device plugin");
   }
   for (const EnvFromSource& from : c.env_from) {
@@ -102,7 +102,7 @@ void check_volume_mounts(const RuleContext& ctx, const ContainerView& c, RuleOut
     const std::string normalized = normalize_host_path(m.mount_path);
     if (!normalized.starts_with(kDeviceListMountRoot)) continue;
     std::string at = quoted(m.mount_path);
-    if (normalized != m.mount_path) at += " (" + normalized + ")";
+    if (normalized != m.mount_path) at += " (" + bounded(normalized) + ")";
     out.report(container_field(ctx.pod, c) + ".volumeMounts[" + std::to_string(m.index) + "].mountPath",
                container_label(c) + " mounts volume " + quoted(m.name) + " at " + at +
                    ", where the NVIDIA container toolkit reads a device list: it bypasses the device plugin");
@@ -116,7 +116,7 @@ void check_host_paths(const RuleContext& ctx, RuleOutput& out) {
     const HostPathEntry* entry = table.find(normalized);
     if (!entry) continue;
     std::string mounts = quoted(v.path);
-    if (normalized != v.path) mounts += " (" + normalized + ")";
+    if (normalized != v.path) mounts += " (" + bounded(normalized) + ")";
     out.report(ctx.field("spec.volumes[" + std::to_string(v.index) + "].hostPath.path"),
                "hostPath volume " + quoted(v.name) + " mounts " + mounts + ", which reaches " + entry->display + ": " +
                    entry->reason);
@@ -135,7 +135,7 @@ void check_annotations(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& [key, value] : ctx.pod.annotations) {
     for (const auto& prefix : prefixes) {
       if (!annotation_matches(key, prefix)) continue;
-      out.report(ctx.field("metadata.annotations[\"" + std::string(key) + "\"]"),
+      out.report(ctx.field("metadata.annotations" + quoted_key(key)),
                  "annotation " + quoted(key) + " (prefix " + quoted(prefix) +
                      ") requests devices outside the device plugin");
       break;

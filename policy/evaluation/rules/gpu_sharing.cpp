@@ -67,7 +67,7 @@ void check_resources(const RuleContext& ctx, const std::string& pool, RuleOutput
                                ? ", a time-sliced replica of a GPU that other pods share,"
                                : ", a sharing layer's fraction of a GPU that other pods share,";
         out.report(resource_field(ctx, c, limits, q.name),
-                   container_label(c) + " asks for " + std::string(q.name) + what + " in adversarial pool " + pool);
+                   container_label(c) + " asks for " + bounded(q.name) + what + " in adversarial pool " + pool);
       }
     }
   }

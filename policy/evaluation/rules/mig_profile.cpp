@@ -48,7 +48,7 @@ void check_whole_gpus(const RuleContext& ctx, const Pool& pool, RuleOutput& out)
   auto hint = [&] { return fix ? "; /mutate would have made them " + fix->resource : std::string(); };
   for_each_asked(ctx, CompiledPolicy::GpuKind::Full, [&](const ContainerView& c, bool limits, const ResourceQuantity& q) {
     out.report(resource_field(ctx, c, limits, q.name), container_label(c) + " requests whole GPUs (" +
-                                                           std::string(q.name) + ") in pool " + quoted(pool.name) +
+                                                           bounded(q.name) + ") in pool " + quoted(pool.name) +
                                                            ", which hands out MIG slices" + hint());
   });
 }
@@ -61,7 +61,7 @@ void check_device_class_resources(const RuleContext& ctx, const Pool& pool, Rule
   for_each_asked(ctx, CompiledPolicy::GpuKind::DeviceClassFull,
                  [&](const ContainerView& c, bool limits, const ResourceQuantity& q) {
                    out.report(resource_field(ctx, c, limits, q.name),
-                              container_label(c) + " requests whole GPUs (" + std::string(q.name) + ", device class " +
+                              container_label(c) + " requests whole GPUs (" + bounded(q.name) + ", device class " +
                                   quoted(q.name.substr(prefix)) + ") in MIG pool " + quoted(pool.name) +
                                   "; ask a MIG device class");
                  });
@@ -70,7 +70,7 @@ void check_device_class_resources(const RuleContext& ctx, const Pool& pool, Rule
 void check_single_product(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
   bool found = false;
   std::string_view product = ctx.pod.node_selector_value(kGpuProductLabel, &found);
-  auto field = [&] { return ctx.field("spec.nodeSelector[\"" + std::string(kGpuProductLabel) + "\"]"); };
+  auto field = [&] { return ctx.field("spec.nodeSelector" + quoted_key(kGpuProductLabel)); };
   if (!found) {
     const MigProfileEntry* fix = mutation_profile(ctx, pool);
     out.report(field(), "GPU pod in pool " + quoted(pool.name) + " (MIG strategy single) does not select a MIG product "
@@ -133,13 +133,13 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
           first_type = q.name;
         } else if (q.name != first_type) {
           out.report(resource_field(ctx, c, limits, q.name), container_label(c) + " uses two MIG types (" +
-                                                                 std::string(first_type) + " and " +
-                                                                 std::string(q.name) + ")");
+                                                                 bounded(first_type) + " and " +
+                                                                 bounded(q.name) + ")");
         }
         if (!pool) continue;
         if (pool->mig_strategy != MigStrategy::Mixed) {
           out.report(resource_field(ctx, c, limits, q.name),
-                     container_label(c) + " requests " + std::string(q.name) + " in pool " + quoted(pool->name) +
+                     container_label(c) + " requests " + bounded(q.name) + " in pool " + quoted(pool->name) +
                          " whose MIG strategy is " +
                          std::string(kMigStrategyNames[static_cast<size_t>(pool->mig_strategy)]) +
                          (pool->mig_strategy == MigStrategy::Single ? " (MIG devices appear as nvidia.com/gpu there)"
@@ -160,7 +160,7 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
   bool found = false;
   std::string_view requested = ctx.pod.annotation(kMigProfileAnnotation, &found);
   if (found && pool && !pool->find_profile(requested)) {
-    out.report(ctx.field("metadata.annotations[\"gpu-admission.io/mig-profile\"]"),
+    out.report(ctx.field("metadata.annotations" + quoted_key(kMigProfileAnnotation)),
                "annotation names MIG profile " + quoted(requested) + ", not a profile of " +
                    quoted(pool->gpu_model.empty() ? std::string("(no gpuModel)") : pool->gpu_model) + " in pool " +
                    quoted(pool->name));

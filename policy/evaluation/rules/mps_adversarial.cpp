@@ -44,7 +44,7 @@ void check_env(const RuleContext& ctx, const std::string& pool, RuleOutput& out)
     for (const EnvVar& v : c.env) {
       if (!v.name.starts_with(kMpsEnvPrefix)) continue;
       out.report(container_field(ctx.pod, c) + ".env[" + std::to_string(v.index) + "]",
-                 container_label(c) + " sets " + std::string(v.name) + " in adversarial pool " + pool);
+                 container_label(c) + " sets " + bounded(v.name) + " in adversarial pool " + pool);
     }
     for (const auto& from : c.env_from) {
       if (!envfrom_prefix_forms_mps(from.prefix)) continue;

@@ -24,13 +24,6 @@ std::string RuleContext::field(std::string_view pod_relative) const {
   return out;
 }
 
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  out += s;
-  out += '"';
-  return out;
-}
-
 std::string container_label(const ContainerView& c) {
   std::string out;
   switch (c.kind) {
@@ -44,9 +37,8 @@ std::string container_label(const ContainerView& c) {
 
 std::string resource_field(const RuleContext& ctx, const ContainerView& c, bool limits, std::string_view resource) {
   std::string out = container_field(ctx.pod, c);
-  out += limits ? ".resources.limits[\"" : ".resources.requests[\"";
-  out += resource;
-  out += "\"]";
+  out += limits ? ".resources.limits" : ".resources.requests";
+  out += quoted_key(resource);
   return out;
 }
 
@@ -59,22 +51,25 @@ std::string unresolved_claim_message(const PodClaimGpus& claim, std::string_view
   std::string text = "cannot ";
   text += what;
   text += claim.kind == ClaimKind::Template ? " of ResourceClaimTemplate " : " of ResourceClaim ";
-  text += claim.object_name;
+  text += bounded(claim.object_name);
   text += ": not found";
   return text;
 }
 
 std::string NodeConstraint::describe() const {
-  std::string out(key);
-  if (selector) return out + "=" + std::string(values.empty() ? std::string_view{} : values.front());
+  std::string out = bounded(key);
+  if (selector) return out + "=" + bounded(values.empty() ? std::string_view{} : values.front());
   out += " ";
-  out += op;
+  out += bounded(op);
   if (values.empty() && (op == "Exists" || op == "DoesNotExist")) return out;
+  // A tenant's list is shown up to kShownValues values, then counted: "[a, b, … (300 values)]".
+  constexpr size_t kShownValues = 8;
   out += " [";
-  for (size_t i = 0; i < values.size(); ++i) {
+  for (size_t i = 0; i < values.size() && i < kShownValues; ++i) {
     if (i) out += ", ";
-    out += values[i];
+    out += bounded(values[i]);
   }
+  if (values.size() > kShownValues) out += ", \u2026 (" + std::to_string(values.size()) + " values)";
   return out + "]";
 }
 

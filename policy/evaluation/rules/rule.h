@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/base/quoted_value.h"
 #include "policy/config/compiled_policy.h"
 #include "policy/evaluation/decision.h"
 #include "policy/dra/gpu_request.h"
@@ -73,8 +74,8 @@ void check_gpu_sharing(const RuleContext&, RuleOutput&);
 // The table, in RuleId order.
 const std::array<RuleDef, kRuleCount>& rule_table();
 
-// Small helpers shared by rules.
-std::string quoted(std::string_view s);                      // "\"s\""
+// Small helpers shared by rules. Values a tenant wrote are shown through quoted() / bounded() /
+// quoted_key() (policy/base/quoted_value.h): at most 256 bytes of each.
 std::string container_label(const ContainerView& c);         // container "main" / init container "setup"
 std::string resource_field(const RuleContext& ctx, const ContainerView& c, bool limits, std::string_view resource);
 std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim);  // spec.resourceClaims[i]
@@ -99,7 +100,7 @@ template <typename Visit>
 void for_each_node_constraint(const RuleContext& ctx, std::string_view key, Visit visit) {
   for (const auto& entry : ctx.pod.node_selector) {
     if (entry.first != key) continue;
-    visit(NodeConstraint{ctx.field("spec.nodeSelector[\"" + std::string(key) + "\"]"), true, key, "",
+    visit(NodeConstraint{ctx.field("spec.nodeSelector" + quoted_key(key)), true, key, "",
                          std::span<const std::string_view>(&entry.second, 1)});
   }
   const auto& terms = ctx.pod.required_node_affinity;

@@ -15,7 +15,7 @@ void check_unmapped(const RuleContext& ctx, RuleOutput& out) {
   bool found = false;
   std::string_view value = ctx.pod.label(kTenantLabelKey, &found);
   if (!found) return;
-  out.report(ctx.field("metadata.labels[\"" + std::string(kTenantLabelKey) + "\"]"),
+  out.report(ctx.field("metadata.labels" + quoted_key(kTenantLabelKey)),
              "label " + std::string(kTenantLabelKey) + "=" + quoted(value) + " claims a tenant, but namespace " +
                  quoted(ctx.namespace_name) + " belongs to no tenant");
 }
@@ -27,7 +27,7 @@ void check_tenant_label(const RuleContext& ctx, RuleOutput& out) {
   const bool injected = ctx.policy.mutation_enabled(MutationId::TenantLabels);
   auto check = [&](std::string_view key, std::string_view expected) {
     // The field path is built only for a finding: the common pod has none.
-    auto field = [&] { return ctx.field("metadata.labels[\"" + std::string(key) + "\"]"); };
+    auto field = [&] { return ctx.field("metadata.labels" + quoted_key(key)); };
     bool found = false;
     std::string_view value = ctx.pod.label(key, &found);
     if (found) {

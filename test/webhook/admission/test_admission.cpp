@@ -138,6 +138,14 @@ TEST_CASE("warnings stay under 120 characters on one line, in valid UTF-8", "[ad
   std::string cut = webhook::warning_text(utf8);
   CHECK(cut.size() < 120);
   CHECK((static_cast<unsigned char>(cut[cut.size() - 4]) & 0xC0) != 0xC0);  // no dangling lead byte
+
+  // The API server drops a warning with a control character: C0, DEL and C1 become spaces.
+  CHECK(webhook::warning_text("a\x1b[2K\rb\x7f\xc2\x85" "c\xc2\xa0" "d") == "a [2K b  c\xc2\xa0" "d");
+  // A 1.4 MB message is read only as far as it is shown.
+  const std::string big = "[rule] " + std::string(1400000, 'a');
+  CHECK(webhook::warning_text(big) == "[rule] " + std::string(109, 'a') + "...");
+  CHECK(webhook::warning_text(std::string(119, 'a')) == std::string(119, 'a'));
+  CHECK(webhook::warning_text(std::string(120, 'a')) == std::string(116, 'a') + "...");
 }
 
 TEST_CASE("bad bodies get HTTP 400, unreadable objects get allowed=false code 400", "[admission]") {

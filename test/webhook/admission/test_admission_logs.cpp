@@ -208,3 +208,65 @@ TEST_CASE("error logs: a flood of junk is counted in full and logged only at the
   REQUIRE(s.handle(review(pod).dump()).status == 200);
   CHECK(s.one_line()["error"] == "unreadable_object");
 }
+
+TEST_CASE("decision logs: a pod of 1.4 MB values is refused in a bounded message and one bounded line",
+          "[admission][logs][bounded]") {
+  LoggedService s;
+  const std::string big(1400000, 'a');
+  const std::string shown = std::string(256, 'a') + "\u2026\" (1.4 MB)";
+  json pod = pinned_pod();
+  auto& main = pod["spec"]["containers"][0];
+  main["name"] = big;
+  main["securityContext"] = {{"privileged", true}};                       // privileged: deny
+  main["env"] = {{{"name", "NVIDIA_VISIBLE_DEVICES"}, {"value", big}}};   // gpu-device-access: audit here
+  pod["metadata"]["annotations"] = {{"cdi.k8s.io/" + big, "nvidia.com/gpu=all"}};
+  pod["spec"]["volumes"] = {{{"name", "host"}, {"hostPath", {{"path", "/dev/nvidia" + big}}}}};
+  pod["spec"]["hostNetwork"] = true;                                      // host-namespaces: warn
+  const webhook::HttpReply reply = s.handle(review(pod).dump());
+  REQUIRE(reply.status == 200);
+  CHECK(reply.body.size() < 16384);
+  const json response = json::parse(reply.body)["response"];
+  CHECK(response["allowed"] == false);
+  const std::string message = response["status"]["message"];
+  CHECK(message.size() < 4096);
+  CHECK(message.find("[privileged] container \"" + shown + " is privileged") != std::string::npos);
+  REQUIRE(response.contains("auditAnnotations"));
+  const std::string audited = response["auditAnnotations"]["gpu-device-access"];
+  CHECK(audited.size() < 4096);
+  CHECK(audited.find("to \"" + shown + ",") != std::string::npos);                     // the env value
+  CHECK(audited.find("annotation \"cdi.k8s.io/" + std::string(245, 'a')) != std::string::npos);
+  CHECK(audited.find("mounts \"/dev/nvidia" + std::string(245, 'a')) != std::string::npos);
+  REQUIRE(response.contains("warnings"));
+  for (const auto& w : response["warnings"]) CHECK(w.get<std::string>().size() < 120);
+
+  const std::vector<json> lines = s.new_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].dump().size() < 16384);
+  CHECK(lines[0]["msg"] == "denied");
+  for (const auto& f : lines[0]["findings"]) {
+    CHECK(f["message"].get<std::string>().size() < 4096);
+    CHECK(f["field"].get<std::string>().size() < 1024);
+  }
+  const json* dga = finding(lines[0], "gpu-device-access");
+  REQUIRE(dga != nullptr);
+}
+
+TEST_CASE("decision logs: a line lists 20 findings and counts the rest", "[admission][logs][bounded]") {
+  LoggedService s;
+  json pod = pinned_pod();
+  json containers = json::array();
+  for (int i = 0; i < 30; ++i)
+    containers.push_back({{"name", "c" + std::to_string(i)}, {"image", "i"}, {"securityContext", {{"privileged", true}}}});
+  pod["spec"]["containers"] = containers;
+  const webhook::HttpReply reply = s.handle(review(pod).dump());
+  REQUIRE(reply.status == 200);
+  const std::string message = json::parse(reply.body)["response"]["status"]["message"];
+  CHECK(message.find("container \"c29\" is privileged") != std::string::npos);  // the answer names them all
+  const json line = s.one_line();
+  CHECK(line["findings"].size() == 20);
+  CHECK(line["moreFindings"].get<size_t>() >= 10);  // 30 privileged containers, and the pod's other findings
+  json few = pinned_pod();
+  few["spec"]["containers"][0]["securityContext"] = {{"privileged", true}};
+  REQUIRE(s.handle(review(few).dump()).status == 200);
+  CHECK(!s.one_line().contains("moreFindings"));
+}

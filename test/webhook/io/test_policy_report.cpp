@@ -101,3 +101,14 @@ TEST_CASE("policy report: only_fail keeps fail results, counts the rest", "[io][
   CHECK(report["results"][0]["result"] == "fail");
   CHECK(!report["metadata"].contains("annotations"));
 }
+
+TEST_CASE("policy report: names are bounded like messages, a Kubernetes name whole", "[io][policyreport][bounded]") {
+  const std::string name253(253, 'n');
+  const std::string big(1400000, 'a');
+  const Json report = policy_report("team-a", {pod(name253, {finding(RuleId::Privileged, Action::Deny)}),
+                                               pod(big, {finding(RuleId::Privileged, Action::Deny)})});
+  REQUIRE(report["results"].size() == 2);
+  CHECK(report["results"][0]["resources"][0]["name"] == name253);
+  CHECK(report["results"][1]["resources"][0]["name"] == std::string(256, 'a') + "\u2026 (1.4 MB)");
+  CHECK(report.dump().size() < 4096);
+}
