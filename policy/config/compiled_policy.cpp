@@ -79,7 +79,7 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
 
   auto policy = std::shared_ptr<CompiledPolicy>(new CompiledPolicy());
   policy->config_ = config;
-  if (options.enforcement) policy->config_.enforcement = *options.enforcement;
+  policy->cap_ = options.enforcement;
   policy->hash_ = fnv1a_hex(policy_config_to_json(config).dump());
 
   for (size_t i = 0; i < config.exempt_namespaces.size(); ++i)

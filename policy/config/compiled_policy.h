@@ -56,7 +56,10 @@ struct Pool {
 
 struct Tenant {
   int index = 0;
-  std::array<Action, kRuleCount> actions{};  // spec.rules with tenants[].rules over them, capped by enforcement
+  std::array<Action, kRuleCount> actions{};  // spec.rules with tenants[].rules over them, capped by `mode`
+  std::array<Action, kRuleCount> enforced_actions{};  // the same, as enforcement would act
+  // tenants[].enforcement (else spec.enforcement), capped by serve --enforcement.
+  Enforcement mode = Enforcement::Enforce;
   std::string name;
   std::optional<LabelSelector> namespace_selector;
   StringPairs labels;
@@ -75,13 +78,16 @@ struct PolicyException {
   GlobIndex usernames;            // empty: any
   StringPairs pod_labels;         // empty: any
   std::optional<int64_t> expires; // Unix seconds; inert from then on
+  std::string expires_text;       // as written, for the finding it no longer covers
 };
 
 // Compile-time facts from outside the file: the time (exceptions about to expire are warned
-// about) and the serve --enforcement override.
+// about) and the serve --enforcement cap.
 struct CompileOptions {
   int64_t now = kUnknownTime;
-  std::optional<Enforcement> enforcement;  // replaces spec.enforcement
+  // The operator's brake: no tenant acts further than this (the weakest of it and a tenant's
+  // mode applies); nullopt: no cap.
+  std::optional<Enforcement> enforcement;
 };
 
 class CompiledPolicy {
@@ -96,14 +102,22 @@ class CompiledPolicy {
   const std::string& hash() const { return hash_; }
 
   // A rule's action for a tenant's object (nullptr: a namespace of no tenant): tenants[].rules
-  // over spec.rules, capped by the enforcement (audit: deny and warn become audit; warn: deny
+  // over spec.rules, capped by the tenant's mode (audit: deny and warn become audit; warn: deny
   // becomes warn).
   Action action(RuleId id, const Tenant* tenant = nullptr) const {
     return (tenant ? tenant->actions : actions_)[static_cast<size_t>(id)];
   }
-  Enforcement enforcement() const { return config_.enforcement; }
-  // Under audit the mutations are found but not applied: /mutate returns no patch.
-  bool mutations_withheld() const { return config_.enforcement == Enforcement::Audit; }
+  // The same as enforcement would act on it: what "would be denied" means while observing.
+  Action enforced_action(RuleId id, const Tenant* tenant = nullptr) const {
+    return (tenant ? tenant->enforced_actions : enforced_actions_)[static_cast<size_t>(id)];
+  }
+  // How far the guard acts on a tenant's objects (nullptr: a namespace of no tenant): the tenant's
+  // enforcement, else spec.enforcement, capped by serve --enforcement.
+  Enforcement mode_for(const Tenant* tenant) const { return tenant ? tenant->mode : mode_; }
+  // Under warn and audit nothing about the object changes: mutations are found, never applied.
+  bool mutations_withheld(const Tenant* tenant) const { return mode_for(tenant) != Enforcement::Enforce; }
+  // serve --enforcement, when given.
+  std::optional<Enforcement> enforcement_cap() const { return cap_; }
   const std::vector<PolicyException>& exceptions() const { return exceptions_; }
   bool mutation_enabled(MutationId id) const { return config_.mutations[static_cast<size_t>(id)]; }
 
@@ -184,7 +198,10 @@ class CompiledPolicy {
   std::vector<Taint> gpu_taints_;
   HostPathTable gpu_host_paths_;
   std::vector<WorkloadKindDef> workload_kinds_;  // spec.workloads, compiled
-  std::array<Action, kRuleCount> actions_{};     // spec.rules capped by enforcement
+  std::array<Action, kRuleCount> actions_{};     // spec.rules capped by mode_
+  std::array<Action, kRuleCount> enforced_actions_{};  // spec.rules
+  Enforcement mode_ = Enforcement::Enforce;      // spec.enforcement, capped by cap_
+  std::optional<Enforcement> cap_;               // serve --enforcement
   std::vector<PolicyException> exceptions_;
 };
 

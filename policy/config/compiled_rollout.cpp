@@ -1,5 +1,7 @@
-// The rollout part of a compiled policy: each rule's action per tenant (spec.rules, then
-// tenants[].rules, capped by spec.enforcement) and spec.exceptions with their selectors compiled.
+// The rollout part of a compiled policy: each tenant's mode (tenants[].enforcement, else
+// spec.enforcement, capped by serve --enforcement), each rule's action per tenant (spec.rules, then
+// tenants[].rules, as enforcement would act and capped by the mode) and spec.exceptions with their
+// selectors compiled.
 #include <algorithm>
 
 #include "policy/config/compiled_policy.h"
@@ -22,18 +24,26 @@ std::array<Action, kRuleCount> capped_actions(std::array<Action, kRuleCount> act
   return actions;
 }
 
+// The weaker of a mode and the cap (enforce is the strongest, audit the weakest).
+Enforcement under_cap(Enforcement mode, std::optional<Enforcement> cap) {
+  return cap && static_cast<int>(*cap) > static_cast<int>(mode) ? *cap : mode;
+}
+
 }  // namespace
 
 void CompiledPolicy::compile_rollout(const SourceMap& marks, Issues& issues) {
   auto error = [&](const std::string& path, std::string message) {
     issues.push_back({Issue::Severity::Error, path, std::move(message), marks.find(path)});
   };
-  const Enforcement enforcement = config_.enforcement;
-  actions_ = capped_actions(config_.rule_actions, enforcement);
+  mode_ = under_cap(config_.enforcement, cap_);
+  enforced_actions_ = config_.rule_actions;
+  actions_ = capped_actions(config_.rule_actions, mode_);
   for (size_t t = 0; t < tenants_.size(); ++t) {
     std::array<Action, kRuleCount> actions = config_.rule_actions;
     for (const auto& [rule, action] : config_.tenants[t].rules) actions[static_cast<size_t>(rule)] = action;
-    tenants_[t].actions = capped_actions(actions, enforcement);
+    tenants_[t].mode = under_cap(config_.tenants[t].enforcement.value_or(config_.enforcement), cap_);
+    tenants_[t].enforced_actions = actions;
+    tenants_[t].actions = capped_actions(actions, tenants_[t].mode);
   }
 
   std::vector<std::string_view> seen;
@@ -57,6 +67,7 @@ void CompiledPolicy::compile_rollout(const SourceMap& marks, Issues& issues) {
     }
     e.pod_labels = ec.pod_labels;
     e.expires = ec.expires;
+    e.expires_text = ec.expires_text;
   }
 }
 

@@ -22,14 +22,11 @@ enum class UnmappedGpuPods : uint8_t { Deny, Allow };
 // A time not known (no clock given): exceptions that expire are treated as expired.
 inline constexpr int64_t kUnknownTime = std::numeric_limits<int64_t>::min();
 
-// spec.enforcement: the strongest action any rule may take (observe, warn, enforce).
-enum class Enforcement : uint8_t { Enforce, Warn, Audit };
 
 inline constexpr std::array<std::string_view, 2> kTrustNames = {"cooperative", "adversarial"};
 inline constexpr std::array<std::string_view, 3> kMigStrategyNames = {"none", "single", "mixed"};
 inline constexpr std::array<std::string_view, 3> kSharingNames = {"none", "mps", "time-slicing"};
 inline constexpr std::array<std::string_view, 2> kUnmappedGpuPodsNames = {"deny", "allow"};
-inline constexpr std::array<std::string_view, 3> kEnforcementNames = {"enforce", "warn", "audit"};
 
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
@@ -70,6 +67,7 @@ struct TenantConfig {
   std::vector<std::string> pools;
   std::string default_pool;
   std::vector<std::pair<RuleId, Action>> rules;  // tenants[].rules: this tenant's actions over spec.rules
+  std::optional<Enforcement> enforcement;        // tenants[].enforcement: this tenant's mode over spec.enforcement
 };
 
 // spec.exceptions[]: rules turned off for the objects every selector matches, until `expires`.

@@ -34,7 +34,7 @@ constexpr std::string_view kPoolFields[] = {"name", "nodeSelector", "trust", "gp
                                             "runtimeClasses"};
 constexpr std::string_view kPoolMigFields[] = {"strategy", "defaultProfile"};
 constexpr std::string_view kTenantFields[] = {"name",          "namespaces", "namespaceSelector", "labels",
-                                              "maxGpusPerPod", "pools",      "defaultPool", "rules"};
+                                              "maxGpusPerPod", "pools",      "defaultPool", "rules", "enforcement"};
 constexpr std::string_view kExceptionFields[] = {"name",      "reason",    "rules",   "namespaces",
                                                  "tenants",   "usernames", "podLabels", "expires"};
 constexpr std::string_view kSelectorFields[] = {"matchLabels", "matchExpressions"};
@@ -161,6 +161,10 @@ void read_tenant(Reader& r, const json& v, const std::string& path, TenantConfig
   if (v.contains("defaultPool") && !v["defaultPool"].is_null())
     r.read_string(v["defaultPool"], child_path(path, "defaultPool"), tenant.default_pool);
   if (v.contains("rules")) read_rule_actions(r, v["rules"], child_path(path, "rules"), tenant.rules);
+  if (v.contains("enforcement") && !v["enforcement"].is_null()) {
+    Enforcement mode = Enforcement::Enforce;
+    if (r.read_enum(v["enforcement"], child_path(path, "enforcement"), kEnforcementNames, mode)) tenant.enforcement = mode;
+  }
 }
 
 // spec.workloads[]: {apiVersion: example.com/v1, kind: Trainer, templates: ["spec.roles[*].template"]}.
@@ -452,6 +456,7 @@ json policy_config_to_json(const PolicyConfig& c) {
     o["pools"] = t.pools;
     if (!t.default_pool.empty()) o["defaultPool"] = t.default_pool;
     if (!t.rules.empty()) o["rules"] = rule_actions_to_json(t.rules);
+    if (t.enforcement) o["enforcement"] = std::string(kEnforcementNames[static_cast<size_t>(*t.enforcement)]);
     tenants.push_back(o);
   }
   json defaults = {{"unmappedGpuPods", std::string(kUnmappedGpuPodsNames[static_cast<size_t>(c.unmapped_gpu_pods)])},

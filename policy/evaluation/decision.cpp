@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "policy/base/tenant_labels.h"
+
 namespace gpu_admission::policy {
 
 void Decision::clear() {
@@ -9,6 +11,7 @@ void Decision::clear() {
   exempt = false;
   exempt_by = {};
   tenant = nullptr;
+  mode = Enforcement::Enforce;
   tenant_unknown = false;
   pool = nullptr;
   findings.clear();
@@ -34,6 +37,28 @@ void keep_new_findings(Decision& decision, const Decision& before) {
   decision.findings.erase(std::remove_if(decision.findings.begin(), decision.findings.end(), seen_before),
                           decision.findings.end());
   decision.allowed = !decision.has(Action::Deny);
+}
+
+std::vector<std::string> withheld_changes(const Decision& d) {
+  std::vector<std::string> out;
+  auto did = [&](MutationId m) { return d.mutated[static_cast<size_t>(m)]; };
+  constexpr std::string_view kConverted = "converted ";
+  bool converted = false;
+  for (const std::string& notice : d.notices) {
+    if (!notice.starts_with(kConverted)) continue;
+    out.push_back("would convert " + notice.substr(kConverted.size()));
+    converted = true;
+  }
+  const std::string pool = d.pool ? " in pool " + d.pool->name : "";
+  if (did(MutationId::MigResources) && !converted) out.push_back("would select the pod's MIG profile" + pool);
+  if (did(MutationId::TenantLabels) && d.tenant) {
+    std::string labels = std::string(kTenantLabelKey) + "=" + d.tenant->name;
+    for (const auto& [key, value] : d.tenant->labels) labels += ", " + key + "=" + value;
+    out.push_back("would label the pod " + labels);
+  }
+  if (did(MutationId::PoolSelector) && d.pool) out.push_back("would pin to pool " + d.pool->name);
+  if (did(MutationId::HideGpus)) out.push_back("would set NVIDIA_VISIBLE_DEVICES=void in containers that ask for no GPU");
+  return out;
 }
 
 void merge_template_decision(Decision& whole, const Decision& one, bool first) {

@@ -15,15 +15,20 @@ namespace gpu_admission::policy {
 
 struct Finding {
   RuleId rule;
-  Action action;       // Deny, Warn or Audit (Off rules are not run)
+  Action action;       // Deny, Warn or Audit (Off rules are not run), in the object's mode
   std::string field;   // offending field path, e.g. spec.containers[0].securityContext.privileged
   std::string message; // detail naming the offending containers or fields
   // The spec.exceptions entry that turns this rule off for this object (a view into the compiled
   // policy); empty when none does. An excepted finding never denies, warns or audits: it is
   // reported as excepted, with the action it would have had.
   std::string_view exception = {};
+  // The action enforcement would take (`action` before the mode capped it): while observing, a
+  // finding enforcement would deny has action Warn or Audit and `enforced` Deny.
+  Action enforced = Action::Deny;
 
   bool excepted() const { return !exception.empty(); }
+  // Denied only because of the mode: what "would be denied" means under warn and audit.
+  bool would_deny() const { return enforced == Action::Deny && action != Action::Deny && !excepted(); }
 };
 
 struct Decision {
@@ -31,14 +36,16 @@ struct Decision {
   bool exempt = false;
   std::string_view exempt_by;  // "namespace" or "username" when exempt
   const Tenant* tenant = nullptr;
+  // How far the guard acts on this object (its tenant's mode, capped by serve --enforcement).
+  Enforcement mode = Enforcement::Enforce;
   // The namespace's labels could not be read and a namespaceSelector tenant might own it: the
   // tenant is unknown (tenant is nullptr, but not because the namespace belongs to no tenant).
   bool tenant_unknown = false;
   const Pool* pool = nullptr;
   std::vector<Finding> findings;
   Patch patch;
-  // Under spec.enforcement audit the mutations are found but not applied: what they would have
-  // written is here, and `patch` stays empty.
+  // Under warn and audit the mutations are found but not applied: what they would have written is
+  // here, and `patch` stays empty (/validate of such a pod judges it as so mutated).
   Patch withheld_patch;
   std::array<bool, kMutationCount> mutated{};  // which mutations changed (or would change) the pod
   // What a mutation did that the user should hear of at apply time ("converted nvidia.com/gpu: 4
@@ -60,6 +67,11 @@ struct Decision {
 // a violation that grows, 9 GPUs becoming 64, is new): used for UPDATE requests that are not commit
 // points, which must not be refused for what the existing object already had.
 void keep_new_findings(Decision& decision, const Decision& before);
+
+// What each mutation found but withheld (warn, audit) would have done, one line each for the user:
+// "would pin to pool a100-secure", "would convert nvidia.com/gpu: 4 to nvidia.com/mig-1g.10gb: 4 in
+// pool a100-secure", "would label the pod gpu-admission.io/tenant=alpha, cost-center=cc-1042".
+std::vector<std::string> withheld_changes(const Decision& decision);
 
 // Adds the decision of one pod template to the decision of its whole object (kinds with several
 // templates, such as ML workloads): denied when any template is, findings of all templates (their fields start

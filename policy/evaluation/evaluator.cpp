@@ -41,6 +41,9 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   bool tenant_unknown = false;
   const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels, &tenant_unknown);
   out.tenant_unknown = tenant_unknown;
+  out.mode = policy.mode_for(tenant);
+  // Observing: /mutate withheld its changes on purpose, so the pod is judged as it would have left it.
+  const bool mutate = options.mutate || policy.mutations_withheld(tenant);
   PoolResolution pools = resolve_pools(policy, pod);
   // The lists of this evaluation's claim lookups and counts live in an arena on the stack, so a
   // review with DRA claims touches the heap only when they outgrow it.
@@ -53,12 +56,12 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   // /validate needs it only for a pod its tenant's default pool may apply to.
   const bool default_pool_may_apply = !pools.pinned && tenant && tenant->default_pool >= 0;
   GpuRequest gpu(&arena);
-  if (options.mutate || default_pool_may_apply)
+  if (mutate || default_pool_may_apply)
     gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns, &arena);
   const bool gpu_pod = gpu.gpu_pod();
 
   std::vector<QuantityProblem> problems;
-  if (options.mutate) {
+  if (mutate) {
     // A GPU pod that is not pinned is mutated in its tenant's default pool, where pool-selector
     // pins it; when pool-selector is off nothing pins it there, and it has no pool.
     const Pool* pool = pools.pool;
@@ -103,7 +106,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   }
   out.allowed = !out.has(Action::Deny);
   apply_exceptions(policy, {ns, tenant, options.username, &pod.labels, options.now}, out);
-  if (policy.mutations_withheld() && !out.patch.empty()) {
+  if (policy.mutations_withheld(tenant) && !out.patch.empty()) {
     out.withheld_patch = std::move(out.patch);
     out.patch.clear();
   }

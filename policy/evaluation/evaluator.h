@@ -1,6 +1,7 @@
 // Evaluates one decoded pod against a compiled policy: exemptions, tenant and pool resolution,
-// mutations (when asked), then every rule that is not `off`, on the pod as it then is: after
-// mutation when mutations ran, exactly as received when they did not (/validate of a Pod).
+// mutations (when asked, or simulated while the tenant observes), then every rule that is not
+// `off`, on the pod as it then is: after mutation when mutations ran, exactly as received when
+// they did not (/validate of a Pod under enforcement).
 // Pure: no I/O, no shared mutable state; safe to call from many threads at once.
 #pragma once
 
@@ -59,7 +60,10 @@ struct EvalOptions {
   std::string_view username;  // for username exemptions; empty when unknown (CLI)
   // Apply the mutations (to the view and to decision.patch) before validating: for /mutate, for
   // `check` of a Pod (the API server's chain) and for workload templates (their pods pass
-  // /mutate when created). False for /validate of a Pod, which judges the pod as it arrives.
+  // /mutate when created). False for /validate of a Pod, which judges the pod as it arrives under
+  // enforcement; under warn and audit, where /mutate withheld its changes on purpose, the pod is
+  // judged as /mutate would have left it (the mutations run on the view, into withheld_patch), so
+  // that observing finds exactly what enforcing would.
   bool mutate = true;
   // On UPDATE, the object before the change (tenant-label refuses removing a tenant label).
   const PodView* old_pod = nullptr;

@@ -22,9 +22,13 @@ struct ExceptionSubject {
 };
 
 bool exception_matches(const PolicyException& exception, const ExceptionSubject& subject);
+// Every selector matches but the time is past `expires` (or unknown): it covered this object once.
+bool exception_expired_for(const PolicyException& exception, const ExceptionSubject& subject);
 
 // Marks the findings of `out` that a matching exception turns off (the first in policy order
-// names them) and recomputes out.allowed.
+// names them), notes in a finding's message an exception that would have covered it but expired
+// ("exception x expired 2026-11-20T00:00:00Z"), stamps each finding with the action enforcement
+// would take, and recomputes out.allowed.
 void apply_exceptions(const CompiledPolicy& policy, const ExceptionSubject& subject, Decision& out);
 
 }  // namespace gpu_admission::policy

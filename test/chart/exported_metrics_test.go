@@ -91,7 +91,10 @@ func metricsPolicy(t *testing.T) string {
 	}
 	spec := policy["spec"].(map[string]interface{})
 	spec["exceptions"] = []interface{}{map[string]interface{}{"name": "metrics-test", "reason": "the chart's metrics test",
-		"rules": []interface{}{"privileged"}, "namespaces": []interface{}{"research"}}}
+		"rules": []interface{}{"privileged"}, "namespaces": []interface{}{"research"}, "expires": "2999-01-01T00:00:00Z"}}
+	// A tenant that observes: its mutations are withheld.
+	spec["tenants"] = append(spec["tenants"].([]interface{}), map[string]interface{}{"name": "observer",
+		"namespaces": []interface{}{"observe-*"}, "enforcement": "audit"})
 	out, err := yaml.Marshal(policy)
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +177,7 @@ func startMetricsEnv(t *testing.T) metricsEnv {
 		{"/validate", review("m1", "research", privileged)},    // excepted
 		{"/validate", review("m2", "ml-platform", privileged)}, // denied
 		{"/mutate", review("m3", "research", gpu)},
+		{"/mutate", review("m4", "observe-a", gpu)}, // withheld
 		{"/validate", "not JSON"}, // a client error
 		{"/nowhere", "{}"},        // HTTP 404
 	} {

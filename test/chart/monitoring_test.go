@@ -116,7 +116,7 @@ func TestAlertRulesPassPromtool(t *testing.T) {
 // degraded alert counts against the HPA's floor while the HPA owns the replica count.
 func TestAlertSetsFollowTheValues(t *testing.T) {
 	base := []string{"GpuAdmissionWebhookDown", "GpuAdmissionWebhookDegraded", "GpuAdmissionPolicyReloadFailing",
-		"GpuAdmissionCertificateExpiringSoon", "GpuAdmissionSlowResponses", "GpuAdmissionInvalidRequests",
+		"GpuAdmissionCertificateExpiringSoon", "GpuAdmissionExceptionExpiringSoon", "GpuAdmissionSlowResponses", "GpuAdmissionInvalidRequests",
 		"GpuAdmissionEvaluationErrors", "GpuAdmissionClusterStateNotSynced"}
 	hpa := []string{"GpuAdmissionAutoscalerMaxedOut", "GpuAdmissionReplicasBelowMinimum"}
 	audit := []string{"GpuAdmissionAuditRunFailing", "GpuAdmissionAuditStale"}

@@ -77,13 +77,26 @@ void add_audit_annotation(AdmissionResponse& response, const policy::Finding& f)
                            "): " + f.message);
 }
 
-// Under spec.enforcement audit: what /mutate would have done, as one audit annotation.
+// Under warn and audit: what /mutate would have done, as one audit annotation.
 void add_withheld_annotation(AdmissionResponse& response, const Decision& decision) {
-  std::string text = "not applied (enforcement audit):";
+  std::string text = "not applied (enforcement " + std::string(policy::name_of(decision.mode)) + "):";
   for (size_t i = 0; i < policy::kMutationCount; ++i)
     if (decision.mutated[i]) text += " " + std::string(policy::name_of(static_cast<policy::MutationId>(i)));
   for (const auto& notice : decision.notices) text += "; would have " + notice;
   add_audit_annotation(response, "withheld-mutations", text);
+}
+
+// What the user is told of a finding under warn: what enforcement would do with it.
+std::string warning_of(const policy::Finding& f) {
+  if (!f.would_deny()) return rule_message(f);
+  return "[" + std::string(policy::name_of(f.rule)) + "] would deny: " + f.message;
+}
+
+// The requests metric's decision: what was done, observing included.
+std::string_view validate_outcome(const Decision& d) {
+  if (!d.allowed) return "denied";
+  if (d.has(Action::Warn)) return "warned";
+  return d.has(Action::Audit) ? "audited" : "allowed";
 }
 
 }  // namespace
@@ -209,20 +222,31 @@ std::optional<HttpReply> AdmissionService::read(Exchange& x, const policy::Compi
 HttpReply AdmissionService::answer_mutate(Exchange& x) const {
   const Decision& decision = *x.decision;
   x.response.patch = &decision.patch;
-  if (!decision.withheld_patch.empty()) add_withheld_annotation(x.response, decision);
-  else
+  const bool withheld = !decision.withheld_patch.empty();
+  if (withheld) {
+    // Nothing changes while the tenant observes; under warn the user hears what would have.
+    add_withheld_annotation(x.response, decision);
+    if (decision.mode == policy::Enforcement::Warn)
+      for (const auto& change : policy::withheld_changes(decision)) x.response.warnings.push_back(warning_text(change));
+  } else {
     for (const auto& notice : decision.notices) x.response.warnings.push_back(warning_text(notice));
-  if (metrics_ && decision.withheld_patch.empty()) {  // counted when applied
-    for (size_t i = 0; i < policy::kMutationCount; ++i)
-      if (decision.mutated[i]) metrics_->count_mutation(static_cast<policy::MutationId>(i));
   }
-  if (logger_ && !decision.withheld_patch.empty()) {
-    // Under enforcement audit: what would have been patched, for the operator deciding to enforce.
+  if (metrics_) {
+    for (size_t i = 0; i < policy::kMutationCount; ++i) {
+      if (!decision.mutated[i]) continue;
+      const auto mutation = static_cast<policy::MutationId>(i);
+      if (withheld) metrics_->count_mutation_withheld(mutation, x.tenant);
+      else metrics_->count_mutation(mutation);
+    }
+  }
+  if (logger_ && withheld) {
+    // What would have been patched, for the operator deciding to enforce.
     Json fields = request_log_fields(x.request, object_name(x));
     fields["tenant"] = decision.tenant ? decision.tenant->name : "none";
+    fields["mode"] = policy::name_of(decision.mode);
     fields["patch"] = policy::patch_to_json(decision.withheld_patch);
     if (!decision.notices.empty()) fields["notices"] = decision.notices;
-    logger_->info("mutations withheld (enforcement audit)", fields);
+    logger_->info("mutations withheld", fields);
   } else if (logger_ && !decision.patch.empty() && logger_->enabled(LogLevel::Debug)) {
     Json fields = request_log_fields(x.request, object_name(x));
     fields["patch"] = policy::patch_to_json(decision.patch);
@@ -249,14 +273,14 @@ HttpReply AdmissionService::answer_validate(Exchange& x) const {
   for (const auto& f : decision.findings) {
     if (metrics_) {
       if (f.excepted()) metrics_->exception_applied(f.exception, policy::name_of(f.rule));
-      else metrics_->count_rule_result(f.rule, f.action, x.tenant);
+      else metrics_->count_rule_result(f.rule, f.enforced, x.tenant, decision.mode);
     }
     if (f.excepted()) add_audit_annotation(response, f);
-    else if (f.action == Action::Warn) response.warnings.push_back(warning_text(rule_message(f)));
+    else if (f.action == Action::Warn) response.warnings.push_back(warning_text(warning_of(f)));
     else if (f.action == Action::Audit) add_audit_annotation(response, f);
   }
   if (logger_ && !decision.findings.empty()) log_decision(*logger_, x.request, object_name(x), decision);
-  return reply_with(x, !decision.allowed ? "denied" : decision.has(Action::Warn) ? "warned" : "allowed");
+  return reply_with(x, validate_outcome(decision));
 }
 
 // A request answered with an error: counted and logged (rate limited per kind) with what is known

@@ -26,6 +26,7 @@ Json finding_json(const policy::Finding& finding) {
               {"field", finding.field},
               {"message", finding.message}};
   if (finding.excepted()) out["exception"] = finding.exception;  // `action`: what it would have been
+  if (finding.would_deny()) out["wouldDeny"] = true;  // observing: enforcement would refuse it
   return out;
 }
 
@@ -49,6 +50,7 @@ void log_decision(Logger& logger, const AdmissionRequest& request, std::string_v
     findings.push_back(finding_json(decision.findings[i]));
   Json fields = request_log_fields(request, name);
   fields["decision"] = decision_name(decision);
+  fields["mode"] = policy::name_of(decision.mode);
   fields["tenant"] = decision.tenant != nullptr ? std::string_view(decision.tenant->name)
                      : decision.tenant_unknown ? std::string_view("unknown")
                                                : kNone;

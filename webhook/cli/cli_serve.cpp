@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "webhook/ops/metrics.h"
 #include "webhook/io/policy_file.h"
 #include "webhook/ops/policy_holder.h"
+#include "webhook/ops/rollout_log.h"
 
 namespace gpu_admission::webhook {
 namespace {
@@ -66,9 +68,10 @@ Options:
                           (start-up fails without a cluster configuration)
   --kubeconfig FILE       reach the API server with this kubeconfig's current context instead
                           of the in-cluster service account
-  --enforcement MODE      replaces the policy's spec.enforcement (also after reloads): audit
-                          records every finding as audit and patches nothing, warn turns deny
-                          into warn, enforce applies the policy's actions
+  --enforcement MODE      caps every tenant's mode (spec.enforcement, tenants[].enforcement),
+                          also after reloads: audit makes every tenant observe (nothing is
+                          denied or patched, all is recorded), warn lets none deny or patch
+                          (users are told), enforce leaves the policy's modes as they are
   -h, --help              show this help
 
 Exit codes: 0 stopped by a signal, 1 could not serve (e.g. port in use), 2 bad flags,
@@ -217,8 +220,10 @@ const char* kSelfSignedSource = "self-signed localhost certificate (in memory)";
 // Everything reloadable, with the reload logic shared by the file watcher and SIGHUP.
 class Reloader {
  public:
-  Reloader(const ServeOptions& options, PolicyHolder& policies, HttpsServer& server, Metrics& metrics, Logger& logger)
-      : options_(options), policies_(policies), server_(server), metrics_(metrics), logger_(logger) {}
+  Reloader(const ServeOptions& options, PolicyHolder& policies, HttpsServer& server, Metrics& metrics, Logger& logger,
+           ExceptionExpiryLog& expiries)
+      : options_(options), policies_(policies), server_(server), metrics_(metrics), logger_(logger),
+        expiries_(expiries) {}
 
   void reload_policy(const char* trigger) {
     std::lock_guard lock(mutex_);
@@ -235,10 +240,12 @@ class Reloader {
     Json fields = {{"source", load.source},
                    {"trigger", trigger},
                    {"policy", load.policy->name()},
-                   {"hash", load.policy->hash()},
-                   {"enforcement", policy::kEnforcementNames[static_cast<size_t>(load.policy->enforcement())]}};
+                   {"hash", load.policy->hash()}};
+    fields.update(rollout_fields(*load.policy));
     if (!load.issues.empty()) fields["warnings"] = load.report();
     logger_.info("policy reloaded", fields);
+    warn_modes_over_cap(logger_, *load.policy);
+    expiries_.policy_in_force(*load.policy, unix_now());
   }
 
   void reload_certificate(const char* trigger) {
@@ -271,6 +278,7 @@ class Reloader {
   HttpsServer& server_;
   Metrics& metrics_;
   Logger& logger_;
+  ExceptionExpiryLog& expiries_;
   std::mutex mutex_;  // one reload at a time (file watcher and SIGHUP threads)
 };
 
@@ -365,7 +373,9 @@ void log_serving(Logger& logger, const ServeOptions& options, HttpsServer& serve
                {"event_loops", server.stats().event_loops},
                {"policy", policy.policy->name()},
                {"policy_hash", policy.policy->hash()},
-               {"enforcement", policy::kEnforcementNames[static_cast<size_t>(policy.policy->enforcement())]},
+               {"enforcement", policy::name_of(policy.policy->mode_for(nullptr))},
+               {"enforcementCap", rollout_fields(*policy.policy)["enforcementCap"]},
+               {"tenantModes", rollout_fields(*policy.policy)["tenants"]},
                {"policy_source", policy.source},
                {"certificate", identity.source()},
                {"certificate_key_type", identity.key_type()},
@@ -376,9 +386,14 @@ void log_serving(Logger& logger, const ServeOptions& options, HttpsServer& serve
 }
 
 // Blocks until SIGTERM or SIGINT (a second one cuts the remaining requests); SIGHUP reloads.
-int wait_for_termination(TerminationRequest& termination) {
+// Every few seconds meanwhile, `tick` runs (exceptions that expire are logged when they do).
+int wait_for_termination(TerminationRequest& termination, const std::function<void()>& tick) {
   std::unique_lock lock(termination.mutex);
-  termination.signalled.wait(lock, [&] { return termination.count > 0; });
+  while (!termination.signalled.wait_for(lock, std::chrono::seconds(5), [&] { return termination.count > 0; })) {
+    lock.unlock();
+    tick();
+    lock.lock();
+  }
   return termination.signal;
 }
 
@@ -433,6 +448,9 @@ int run_serve(const Args& args) {
   if (!initial_policy.ok()) return 2;
   metrics.set_policy(*initial_policy.policy);
   policies.set(initial_policy.policy);
+  warn_modes_over_cap(logger, *initial_policy.policy);
+  ExceptionExpiryLog expiries(logger);
+  expiries.policy_in_force(*initial_policy.policy, unix_now());
   int exit_code = 0;
   TlsIdentityPtr identity = load_initial_identity(options, logger, exit_code);
   if (!identity) return exit_code;
@@ -451,7 +469,7 @@ int run_serve(const Args& args) {
   HttpsServer server(options.server, admission, policies, &metrics, &logger);
   server.set_identity(identity);
   if (std::string error; !server.start(error)) return startup_error(error, 1, {{"error", error}});
-  Reloader reloader(options, policies, server, metrics, logger);
+  Reloader reloader(options, policies, server, metrics, logger, expiries);
   reloader_for_watcher = &reloader;
   log_serving(logger, options, server, initial_policy, *identity);
 
@@ -470,7 +488,7 @@ int run_serve(const Args& args) {
       });
   signals.start();
   watcher.start();
-  const int signal = wait_for_termination(termination);
+  const int signal = wait_for_termination(termination, [&] { expiries.tick(unix_now()); });
   shut_down(signal, options, server, logger);
   if (cluster_state) cluster_state->stop();
   watcher.stop();

@@ -25,7 +25,7 @@ struct PolicyLoad {
 };
 
 // What a load takes besides the file: the time (lint warns about exceptions that expire within
-// 14 days) and serve --enforcement, which replaces the file's spec.enforcement.
+// 14 days) and serve --enforcement, which caps every tenant's mode.
 struct PolicyLoadOptions {
   int64_t now = unix_now();
   std::optional<policy::Enforcement> enforcement;

@@ -37,18 +37,31 @@ Metrics::Impl::Impl() {
 
 Metrics::Metrics() : impl_(std::make_unique<Impl>()) { impl_->precreate(); }
 
+namespace {
+
+// The slot of rule_results_total{rule,action,mode} in a tenant's block.
+size_t rule_series_index(size_t rule, size_t action, size_t mode) {
+  return (rule * policy::kActionNames.size() + action) * policy::kEnforcementNames.size() + mode;
+}
+
+prometheus::Labels rule_series_labels(size_t rule, size_t action, size_t mode, const std::string& tenant) {
+  return {{"rule", std::string(policy::kRuleNames[rule])},
+          {"action", std::string(policy::kActionNames[action])},
+          {"tenant", tenant},
+          {"mode", std::string(policy::kEnforcementNames[mode])}};
+}
+
+}  // namespace
+
 void Metrics::Impl::precreate() {
   TenantSeries::Block& none = tenant_series.none();
-  for (size_t r = 0; r < policy::kRuleCount; ++r) {
-    for (policy::Action action : {policy::Action::Deny, policy::Action::Warn, policy::Action::Audit}) {
-      const auto rule = static_cast<policy::RuleId>(r);
-      none.rule_series.get(r * policy::kActionNames.size() + static_cast<size_t>(action), registration, [&] {
-        return prometheus::Labels{{"rule", std::string(policy::name_of(rule))},
-                                  {"action", std::string(policy::name_of(action))},
-                                  {"tenant", std::string(kNoTenant)}};
-      });
-    }
-  }
+  for (size_t r = 0; r < policy::kRuleCount; ++r)
+    for (policy::Action action : {policy::Action::Deny, policy::Action::Warn, policy::Action::Audit})
+      for (size_t m = 0; m < policy::kEnforcementNames.size(); ++m) {
+        const auto a = static_cast<size_t>(action);
+        none.rule_series.get(rule_series_index(r, a, m), registration,
+                             [&] { return rule_series_labels(r, a, m, none.name); });
+      }
   for (size_t m = 0; m < policy::kMutationCount; ++m) {
     const auto mutation = static_cast<policy::MutationId>(m);
     mutation_series.get(m, registration,
@@ -85,18 +98,30 @@ void Metrics::observe_request(std::string_view endpoint, std::string_view operat
   }
 }
 
-void Metrics::count_rule_result(policy::RuleId rule, policy::Action action, TenantLabel tenant) {
+void Metrics::count_rule_result(policy::RuleId rule, policy::Action action, TenantLabel tenant,
+                                policy::Enforcement mode) {
   try {
     const size_t r = static_cast<size_t>(rule);
     const size_t a = static_cast<size_t>(action);
-    if (r >= policy::kRuleCount || a >= policy::kActionNames.size()) return;
+    const size_t m = static_cast<size_t>(mode);
+    if (r >= policy::kRuleCount || a >= policy::kActionNames.size() || m >= policy::kEnforcementNames.size()) return;
     TenantSeries::Block& block = impl_->tenant_series.block(tenant);
     block.rule_series
-        .get(r * policy::kActionNames.size() + a, impl_->registration,
+        .get(rule_series_index(r, a, m), impl_->registration, [&] { return rule_series_labels(r, a, m, block.name); })
+        .Increment();
+  } catch (...) {
+  }
+}
+
+void Metrics::count_mutation_withheld(policy::MutationId mutation, TenantLabel tenant) {
+  try {
+    const size_t m = static_cast<size_t>(mutation);
+    if (m >= policy::kMutationCount) return;
+    TenantSeries::Block& block = impl_->tenant_series.block(tenant);
+    block.withheld_series
+        .get(m, impl_->registration,
              [&] {
-               return prometheus::Labels{{"rule", std::string(policy::name_of(rule))},
-                                         {"action", std::string(policy::name_of(action))},
-                                         {"tenant", block.name}};
+               return prometheus::Labels{{"tenant", block.name}, {"mutation", std::string(policy::name_of(mutation))}};
              })
         .Increment();
   } catch (...) {
@@ -139,6 +164,7 @@ void Metrics::set_policy(const policy::CompiledPolicy& policy) {
     for (const auto& tenant : policy.tenants()) tenants.push_back(tenant.name);
     impl_->tenant_series.set_tenants(tenants);
     set_policy_info(policy.name(), policy.hash());
+    set_exception_expiries(policy);
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     impl_->last_reload_timestamp->Set(std::chrono::duration<double>(now).count());
     impl_->last_reload_success->Set(1);
@@ -165,6 +191,19 @@ void Metrics::set_policy_info(const std::string& name, const std::string& hash) 
     impl_->current_policy_info = &impl_->policy_info.Add({{"name", name}, {"hash", hash}});
     impl_->current_policy_info->Set(1);
   } catch (...) {
+  }
+}
+
+// One series per exception with `expires` of the policy in force; those of the previous policy go.
+void Metrics::set_exception_expiries(const policy::CompiledPolicy& policy) {
+  std::lock_guard lock(impl_->info_mutex);
+  for (prometheus::Gauge* gauge : impl_->exception_expiries) impl_->exception_expiry.Remove(gauge);
+  impl_->exception_expiries.clear();
+  for (const auto& e : policy.exceptions()) {
+    if (!e.expires) continue;
+    prometheus::Gauge& gauge = impl_->exception_expiry.Add({{"exception", e.name}});
+    gauge.Set(static_cast<double>(*e.expires));
+    impl_->exception_expiries.push_back(&gauge);
   }
 }
 

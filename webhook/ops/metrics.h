@@ -43,12 +43,16 @@ class Metrics {
 
   // gpu_admission_requests_total{endpoint,operation,kind,decision,tenant,dry_run} and
   // gpu_admission_request_duration_seconds{endpoint} (histogram).
-  // endpoint: validate|mutate; decision: allowed|denied|warned|patched|exempt|error;
+  // endpoint: validate|mutate; decision: allowed|denied|warned|audited|patched|exempt|error;
   // dry_run: true|false. Lock-free once a label set has been seen.
   void observe_request(std::string_view endpoint, std::string_view operation, std::string_view kind,
                        std::string_view decision, double seconds, TenantLabel tenant = {}, bool dry_run = false);
-  // gpu_admission_rule_results_total{rule,action,tenant}
-  void count_rule_result(policy::RuleId rule, policy::Action action, TenantLabel tenant = {});
+  // gpu_admission_rule_results_total{rule,action,tenant,mode}: `action` is what enforcement takes
+  // (Finding::enforced), so "what would be denied" is one query in every mode.
+  void count_rule_result(policy::RuleId rule, policy::Action action, TenantLabel tenant = {},
+                         policy::Enforcement mode = policy::Enforcement::Enforce);
+  // gpu_admission_mutations_withheld_total{tenant,mutation}: found, not applied (warn, audit).
+  void count_mutation_withheld(policy::MutationId mutation, TenantLabel tenant = {});
   // gpu_admission_exceptions_applied_total{exception,rule}: a finding a policy exception turned
   // off. Children are made on first use; past 1,000 distinct pairs, new ones are counted under
   // exception="other".
@@ -61,6 +65,8 @@ class Metrics {
   // the tenant label table (its tenants' names by index), policy_last_reload_success 1 and
   // policy_last_reload_timestamp_seconds now.
   void set_policy(const policy::CompiledPolicy& policy);
+  // gpu_admission_exception_expiry_timestamp_seconds{exception}, replaced whole (set_policy calls it).
+  void set_exception_expiries(const policy::CompiledPolicy& policy);
   // gpu_admission_policy_reloads_total{result}  (result: success|failure); a failure also sets
   // gpu_admission_policy_last_reload_success to 0 (the previous policy stays in force).
   void count_policy_reload(bool success);

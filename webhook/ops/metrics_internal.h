@@ -30,7 +30,7 @@ inline constexpr std::array<std::string_view, 6> kOperations = {"CREATE", "UPDAT
 inline constexpr std::array<std::string_view, 11> kKinds = {
     "Pod",     "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
     "Job",     "CronJob",    "EphemeralContainers", "unknown", "other"};
-inline constexpr std::array<std::string_view, 7> kDecisions = {"allowed", "denied", "warned", "patched",
+inline constexpr std::array<std::string_view, 8> kDecisions = {"allowed", "denied", "warned", "audited", "patched",
                                                                "exempt",  "error",  "other"};
 inline constexpr std::array<std::string_view, 2> kDryRun = {"false", "true"};
 inline constexpr std::array<std::string_view, 3> kExemptionKinds = {"namespace", "username", "other"};
@@ -103,9 +103,11 @@ class LazySeries {
 
 inline constexpr size_t kRequestSeries =
     kEndpoints.size() * kOperations.size() * kKinds.size() * kDecisions.size() * kDryRun.size();
-inline constexpr size_t kRuleSeries = policy::kRuleCount * policy::kActionNames.size();
+inline constexpr size_t kRuleSeries =
+    policy::kRuleCount * policy::kActionNames.size() * policy::kEnforcementNames.size();
 
-// The series labelled by tenant (requests_total, rule_results_total): one block per tenant name,
+// The series labelled by tenant (requests_total, rule_results_total, mutations_withheld_total):
+// one block per tenant name,
 // made on first use and kept for the life of the process (a counter never goes away under a
 // reader), so the label's values are the tenants of the policies loaded plus "none". A table per
 // policy maps its tenant indexes to blocks: the request path finds its block with one atomic
@@ -115,14 +117,16 @@ class TenantSeries {
  public:
   struct Block {
     Block(std::string name_in, prometheus::Family<prometheus::Counter>& requests,
-          prometheus::Family<prometheus::Counter>& rules)
-        : name(std::move(name_in)), request_series(requests), rule_series(rules) {}
+          prometheus::Family<prometheus::Counter>& rules, prometheus::Family<prometheus::Counter>& withheld)
+        : name(std::move(name_in)), request_series(requests), rule_series(rules), withheld_series(withheld) {}
     const std::string name;
     LazySeries<prometheus::Counter, kRequestSeries> request_series;
     LazySeries<prometheus::Counter, kRuleSeries> rule_series;
+    LazySeries<prometheus::Counter, policy::kMutationCount> withheld_series;
   };
 
-  TenantSeries(prometheus::Family<prometheus::Counter>& requests, prometheus::Family<prometheus::Counter>& rules);
+  TenantSeries(prometheus::Family<prometheus::Counter>& requests, prometheus::Family<prometheus::Counter>& rules,
+               prometheus::Family<prometheus::Counter>& withheld);
   Block& block(TenantLabel tenant);
   Block& none() { return *none_; }
   // The tenants of a policy now in force, by index.
@@ -136,6 +140,7 @@ class TenantSeries {
 
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Counter>& rules_;
+  prometheus::Family<prometheus::Counter>& withheld_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Block>, std::less<>> by_name_;
   Block* none_ = nullptr;
@@ -189,13 +194,20 @@ struct Metrics::Impl {
           .Name("gpu_admission_request_duration_seconds")
           .Help("Time to answer an admission request, from the event-loop turn that took it up to the response.")
           .Register(*registry);
-  Counters& rule_results =
-      counter("gpu_admission_rule_results_total", "Rule violations found, by rule, the action taken and tenant.");
+  Counters& rule_results = counter("gpu_admission_rule_results_total",
+                                   "Rule violations found, by rule, the action enforcement takes (deny also while "
+                                   "observing: what would be denied), tenant and the tenant's mode.");
   Counters& mutations = counter("gpu_admission_mutations_total", "Mutations that changed a pod, by mutation.");
+  Counters& mutations_withheld =
+      counter("gpu_admission_mutations_withheld_total",
+              "Mutations found but not applied because the tenant observes (warn or audit), by tenant and mutation.");
   Counters& exemptions = counter("gpu_admission_exemptions_total",
                                  "Requests exempted from the policy, by what matched (namespace or username).");
   Counters& exceptions_applied = counter("gpu_admission_exceptions_applied_total",
                                          "Findings turned off by a policy exception, by exception and rule.");
+  Gauges& exception_expiry = gauge("gpu_admission_exception_expiry_timestamp_seconds",
+                                   "When each expiring exception of the policy in force stops applying, as a Unix "
+                                   "timestamp (an exception without expires has no series).");
   Counters& policy_reloads = counter("gpu_admission_policy_reloads_total", "Policy reload attempts, by result.");
   Gauges& policy_info =
       gauge("gpu_admission_policy_info", "The policy in force: always 1, labelled with its name and content hash.");
@@ -232,7 +244,7 @@ struct Metrics::Impl {
               "Objects listed, watched or fetched that could not be decoded, by resource (pods that refer to such a "
               "claim are judged with it unresolved).");
 
-  metrics_detail::TenantSeries tenant_series{requests, rule_results};
+  metrics_detail::TenantSeries tenant_series{requests, rule_results, mutations_withheld};
   metrics_detail::ExceptionSeries exception_series{exceptions_applied};
   metrics_detail::LazySeries<prometheus::Counter, policy::kMutationCount> mutation_series{mutations};
   metrics_detail::LazySeries<prometheus::Counter, metrics_detail::kExemptionKinds.size()> exemption_series{exemptions};
@@ -260,6 +272,7 @@ struct Metrics::Impl {
 
   std::mutex info_mutex;
   prometheus::Gauge* current_policy_info = nullptr;
+  std::vector<prometheus::Gauge*> exception_expiries;  // of the policy in force, under info_mutex
 
   std::mutex http_error_mutex;
   std::map<int, prometheus::Counter*> http_error_series;

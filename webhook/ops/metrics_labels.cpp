@@ -25,8 +25,9 @@ void LatencyTally::move_into(prometheus::Histogram& histogram) {
 }
 
 TenantSeries::TenantSeries(prometheus::Family<prometheus::Counter>& requests,
-                           prometheus::Family<prometheus::Counter>& rules)
-    : requests_(requests), rules_(rules) {
+                           prometheus::Family<prometheus::Counter>& rules,
+                           prometheus::Family<prometheus::Counter>& withheld)
+    : requests_(requests), rules_(rules), withheld_(withheld) {
   std::lock_guard lock(mutex_);
   none_ = &block_by_name(kNoTenant);
 }
@@ -44,7 +45,7 @@ TenantSeries::Block& TenantSeries::block(TenantLabel tenant) {
 TenantSeries::Block& TenantSeries::block_by_name(std::string_view name) {
   auto found = by_name_.find(name);
   if (found == by_name_.end())
-    found = by_name_.emplace(std::string(name), std::make_unique<Block>(std::string(name), requests_, rules_)).first;
+    found = by_name_.emplace(std::string(name), std::make_unique<Block>(std::string(name), requests_, rules_, withheld_)).first;
   return *found->second;
 }
 

@@ -168,14 +168,20 @@ TEST_CASE("rollout: enforcement caps every action and finds the same findings", 
   CHECK(finding(e.decision, RuleId::GpuTolerations) == nullptr);  // off stays off under every mode
   CHECK(finding(a.decision, RuleId::GpuTolerations) == nullptr);
 
-  // Under audit the mutations are found and withheld: no patch, the same operations kept aside.
+  // Under audit and warn the mutations are found and withheld: no patch, the same operations kept
+  // aside; nothing about the object changes.
   CHECK_FALSE(e.decision.patch.empty());
   CHECK(e.decision.withheld_patch.empty());
-  CHECK(a.decision.patch.empty());
-  CHECK(policy::patch_to_json(a.decision.withheld_patch) == policy::patch_to_json(e.decision.patch));
-  CHECK(a.mutated == p);  // check's object after mutation: unchanged
-  CHECK(w.decision.withheld_patch.empty());
-  CHECK_FALSE(w.decision.patch.empty());  // warn still mutates
+  for (const auto* observed : {&a, &w}) {
+    CHECK(observed->decision.patch.empty());
+    CHECK(policy::patch_to_json(observed->decision.withheld_patch) == policy::patch_to_json(e.decision.patch));
+    CHECK(observed->mutated == p);  // check's object after mutation: unchanged
+  }
+  // What enforcement would do with each finding is kept: deny, in every mode.
+  for (const auto* d : {&e.decision, &w.decision, &a.decision})
+    CHECK(finding(*d, RuleId::Privileged)->enforced == Action::Deny);
+  CHECK(finding(w.decision, RuleId::Privileged)->would_deny());
+  CHECK_FALSE(finding(e.decision, RuleId::Privileged)->would_deny());
 }
 
 TEST_CASE("rollout: tenants[].rules override spec.rules for that tenant only", "[rollout]") {

@@ -112,7 +112,7 @@ TEST_CASE("decision logs: a denial names the request, its user, tenant and pool,
   // Counted under the tenant, as a dry run.
   CHECK(metric(s.metrics, R"(gpu_admission_requests_total{decision="denied",dry_run="true",endpoint="validate",)"
                           R"(kind="Pod",operation="CREATE",tenant="alpha"})") == 1);
-  CHECK(metric(s.metrics, R"(gpu_admission_rule_results_total{action="deny",rule="privileged",tenant="alpha"})") == 1);
+  CHECK(metric(s.metrics, R"(gpu_admission_rule_results_total{action="deny",mode="enforce",rule="privileged",tenant="alpha"})") == 1);
 }
 
 TEST_CASE("decision logs: warn and audit decisions admit, and say so", "[admission][logs]") {

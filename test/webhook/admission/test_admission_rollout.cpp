@@ -1,7 +1,9 @@
-// A staged rollout through /validate and /mutate: under enforcement audit nothing is denied or
-// patched and what would have happened is in the audit annotations; serve's override replaces the
-// file's enforcement; an exception admits what it selects (the finding recorded as excepted) and
-// stops doing so when it expires; /mutate warns when whole GPUs become MIG slices.
+// A staged rollout through /validate and /mutate: under audit nothing is denied or patched and what
+// would have happened is in the audit annotations; under warn nothing changes and the user is told;
+// observing judges the pod as /mutate would have left it (enforcement's findings, no more); each
+// tenant has its mode and serve's --enforcement caps them; an exception admits what it selects
+// (the finding recorded as excepted) and stops doing so when it expires, saying so; /mutate warns
+// when whole GPUs become MIG slices.
 #include <string>
 
 #include "test/webhook/admission/admission_test_support.h"
@@ -24,6 +26,7 @@ struct RolloutFixture {
     INFO(load.report());
     REQUIRE(load.ok());
     holder.set(load.policy);
+    metrics.set_policy(*load.policy);
   }
   json answer(webhook::Endpoint endpoint, const json& body) {
     webhook::HttpReply reply = service.handle(endpoint, body.dump());
@@ -68,23 +71,92 @@ TEST_CASE("rollout: under audit /validate admits and /mutate patches nothing, re
     CHECK(mutated["allowed"] == true);
     CHECK_FALSE(mutated.contains("patch"));
     CHECK_FALSE(mutated.contains("patchType"));
+    CHECK_FALSE(mutated.contains("warnings"));  // the user sees nothing under audit
     const std::string withheld = annotation(mutated, "withheld-mutations");
     CHECK(withheld.find("mig-resources") != std::string::npos);
     CHECK(withheld.find("would have converted nvidia.com/gpu: 4 to nvidia.com/mig-1g.10gb: 4 in pool a100") !=
           std::string::npos);
+    const std::string metrics = f.metrics.serialize();
+    CHECK(metrics.find(R"(gpu_admission_mutations_withheld_total{mutation="pool-selector",tenant="alpha"} 1)") !=
+          std::string::npos);
+    // What enforcement would deny is counted as deny, under the tenant's mode.
+    CHECK(metrics.find(R"(gpu_admission_rule_results_total{action="deny",mode="audit",rule="privileged",tenant="alpha"} 1)") !=
+          std::string::npos);
   }
-  // The override wins over the file both ways.
-  RolloutFixture enforced(policy_with("  enforcement: audit\n"), policy::Enforcement::Enforce);
-  CHECK(enforced.answer(webhook::Endpoint::Validate, review(privileged_gpu_pod(1)))["allowed"] == false);
+  // The cap never raises a mode: a policy observing under --enforcement enforce still observes.
+  RolloutFixture capped_high(policy_with("  enforcement: audit\n"), policy::Enforcement::Enforce);
+  CHECK(capped_high.answer(webhook::Endpoint::Validate, review(privileged_gpu_pod(1)))["allowed"] == true);
 }
 
-TEST_CASE("rollout: under warn a deny is a warning and the mutations apply", "[admission][rollout]") {
+TEST_CASE("rollout: observing judges the pod as /mutate would have left it: enforcement's findings, no more",
+          "[admission][rollout]") {
+  // A well-behaved tenant pod, as its user wrote it: /mutate would label, pin and convert it.
+  const json plain = gpu_pod(1);
+  RolloutFixture enforced(kPolicy);
+  REQUIRE(enforced.answer(webhook::Endpoint::Mutate, review(plain)).contains("patch"));
+  for (const char* mode : {"audit", "warn"}) {
+    INFO(mode);
+    RolloutFixture f(policy_with(std::string("  enforcement: ") + mode + "\n"));
+    // /mutate changed nothing, so the API server sends /validate the pod as written.
+    const json validated = f.answer(webhook::Endpoint::Validate, review(plain));
+    CHECK(validated["allowed"] == true);
+    CHECK_FALSE(validated.contains("warnings"));   // no "not pinned", no "lacks tenant labels"
+    CHECK_FALSE(validated.contains("auditAnnotations"));
+    const std::string metrics = f.metrics.serialize();
+    CHECK(metrics.find(R"(rule="tenant-pool",tenant="alpha"} 1)") == std::string::npos);
+    CHECK(metrics.find(R"(rule="tenant-label",tenant="alpha"} 1)") == std::string::npos);
+    // What enforcement would refuse, observing reports.
+    const json bad = f.answer(webhook::Endpoint::Validate, review(privileged_gpu_pod(20)));
+    CHECK(bad["allowed"] == true);
+    const std::string recorded = bad.dump();
+    CHECK(recorded.find("privileged") != std::string::npos);
+    CHECK(recorded.find("gpu-cap") != std::string::npos);
+  }
+}
+
+TEST_CASE("rollout: under warn nothing changes and the user is told what enforcement would do",
+          "[admission][rollout]") {
   RolloutFixture f(policy_with("  enforcement: warn\n"));
   const json validated = f.answer(webhook::Endpoint::Validate, review(privileged_gpu_pod(1)));
   CHECK(validated["allowed"] == true);
   REQUIRE(validated.contains("warnings"));
-  CHECK(validated["warnings"].dump().find("[privileged]") != std::string::npos);
-  CHECK(f.answer(webhook::Endpoint::Mutate, review(gpu_pod(1))).contains("patch"));
+  CHECK(validated["warnings"].dump().find("[privileged] would deny: container \\\"main\\\" is privileged") !=
+        std::string::npos);
+  const json mutated = f.answer(webhook::Endpoint::Mutate, review(gpu_pod(4)));
+  CHECK_FALSE(mutated.contains("patch"));
+  REQUIRE(mutated.contains("warnings"));
+  const std::string warnings = mutated["warnings"].dump();
+  for (const char* change : {"would pin to pool a100", "would convert nvidia.com/gpu: 4 to nvidia.com/mig-1g.10gb: 4",
+                             "would label the pod gpu-admission.io/tenant=alpha, cost-center=cc-1"})
+    CHECK(warnings.find(change) != std::string::npos);
+  for (const auto& w : mutated["warnings"]) CHECK(w.get<std::string>().size() < 120);
+}
+
+TEST_CASE("rollout: each tenant has its own mode, and serve's cap is the brake over all", "[admission][rollout]") {
+  const std::string two_tenants = std::string(kPolicy) + R"(    - name: beta
+      namespaces: [team-beta]
+      pools: [a100]
+      defaultPool: a100
+      enforcement: enforce
+  enforcement: audit
+)";
+  auto pod_in = [](const std::string& ns) {
+    json p = privileged_gpu_pod(4);
+    p["metadata"]["namespace"] = ns;
+    return review(p, "CREATE", "Pod", ns);
+  };
+  RolloutFixture f(two_tenants);
+  // alpha observes (spec.enforcement): admitted, mutations withheld; beta enforces.
+  CHECK(f.answer(webhook::Endpoint::Validate, pod_in("team-alpha"))["allowed"] == true);
+  CHECK_FALSE(f.answer(webhook::Endpoint::Mutate, pod_in("team-alpha")).contains("patch"));
+  CHECK(f.answer(webhook::Endpoint::Validate, pod_in("team-beta"))["allowed"] == false);
+  CHECK(f.answer(webhook::Endpoint::Mutate, pod_in("team-beta")).contains("patch"));
+  // Under --enforcement warn, beta only warns and is not mutated.
+  RolloutFixture braked(two_tenants, policy::Enforcement::Warn);
+  const json beta = braked.answer(webhook::Endpoint::Validate, pod_in("team-beta"));
+  CHECK(beta["allowed"] == true);
+  CHECK(beta.contains("warnings"));
+  CHECK_FALSE(braked.answer(webhook::Endpoint::Mutate, pod_in("team-beta")).contains("patch"));
 }
 
 TEST_CASE("rollout: /mutate warns when whole GPUs become MIG slices", "[admission][rollout]") {
@@ -130,5 +202,10 @@ TEST_CASE("rollout: an exception admits what it selects until it expires", "[adm
   CHECK(message.find("[privileged]") == std::string::npos);
 
   RolloutFixture expired(with_expiry("2020-01-01T00:00:00Z"));
-  CHECK(expired.answer(webhook::Endpoint::Validate, review(privileged_pod()))["allowed"] == false);
+  const json refused = expired.answer(webhook::Endpoint::Validate, review(privileged_pod()));
+  CHECK(refused["allowed"] == false);
+  CHECK(refused["status"]["message"].get<std::string>().find("(exception alice-debug expired 2020-01-01T00:00:00Z)") !=
+        std::string::npos);
+  CHECK(expired.metrics.serialize().find(
+            R"(gpu_admission_exception_expiry_timestamp_seconds{exception="alice-debug"} 1)") != std::string::npos);
 }

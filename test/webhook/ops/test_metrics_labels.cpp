@@ -71,10 +71,10 @@ TEST_CASE("metrics: requests and rule results carry the tenant and dry_run", "[m
   CHECK(value_of(text, request_series("denied", "alpha", "true")) == 2);
   CHECK(value_of(text, request_series("allowed", "beta", "false")) == 1);
   CHECK(value_of(text, request_series("allowed", "none", "false")) == 1);
-  CHECK(value_of(text, R"(gpu_admission_rule_results_total{action="deny",rule="privileged",tenant="alpha"})") == 1);
-  CHECK(value_of(text, R"(gpu_admission_rule_results_total{action="deny",rule="privileged",tenant="none"})") == 1);
+  CHECK(value_of(text, R"(gpu_admission_rule_results_total{action="deny",mode="enforce",rule="privileged",tenant="alpha"})") == 1);
+  CHECK(value_of(text, R"(gpu_admission_rule_results_total{action="deny",mode="enforce",rule="privileged",tenant="none"})") == 1);
   // Pods of no tenant see every rule's series from the first scrape.
-  CHECK(value_of(text, R"(gpu_admission_rule_results_total{action="audit",rule="gpu-cap",tenant="none"})") == 0);
+  CHECK(value_of(text, R"(gpu_admission_rule_results_total{action="audit",mode="enforce",rule="gpu-cap",tenant="none"})") == 0);
 }
 
 TEST_CASE("metrics: a reload that renames tenants relabels by name, never by a stale index", "[metrics]") {
