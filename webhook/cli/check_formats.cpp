@@ -150,6 +150,7 @@ void print_junit(const std::vector<OfflineResult>& results, const CheckPrintOpti
 void print_policy_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
   PolicyReportOptions report_options;
   report_options.only_fail = options.only_denied;
+  report_options.keep_warn = options.fail_on == FailOn::Warn;  // what fails the run is listed
   std::map<std::string, PolicyReportBuilder> reports;  // by namespace, in name order
   for (const ObjectSpan& span : object_spans(results)) {
     const OfflineResult& head = results[span.first];

@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE] [--namespace NS]
                            [--output text|json|yaml|junit|policyreport] [--no-mutate]
-                           [--namespace-labels k=v,...] [--fail-on deny|warn] [--only-denied]
+                           [--namespace-labels k=v,...] [--fail-on deny|warn|none] [--only-denied]
                            [--color auto|always|never] [--verbose] FILE...|-
 
 Evaluates Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets,
@@ -57,13 +57,15 @@ Flags:
                          labels of the namespaces that have no Namespace object among the inputs
                          (for tenants chosen by namespaceSelector)
       --fail-on WHAT     deny (default): exit 1 when an object is denied; warn: also when an
-                         object has a warn finding (audit findings never fail)
-      --only-denied      print only denied objects (and errors); the summary counts all
+                         object has a warn finding (audit findings never fail); none: exit 0
+                         whatever is found (for publishing reports; 2 still means unusable input)
+      --only-denied      print only denied objects (and errors; with --fail-on warn, warned
+                         objects too: what fails the run); the summary counts all
       --color WHEN       auto (default: colour a terminal unless NO_COLOR is set), always, never
   -v, --verbose          text: also list each skipped object and why
 
-Exit codes: 0 every object allowed, 1 some object denied (or warned, with --fail-on warn),
-2 unusable input.
+Exit codes: 0 every object allowed (or anything, with --fail-on none), 1 some object denied
+(or warned, with --fail-on warn), 2 unusable input (whatever --fail-on says).
 )";
 
 // Files to read: each argument, with directories expanded (recursively) to their
@@ -130,7 +132,9 @@ CheckFlags check_flags(const ParsedArgs& parsed) {
   if (!f.output) f.error = "--output must be text, json, yaml, junit or policyreport (got \"" + parsed.get("--output") + "\")";
   const std::string fail_on = parsed.get("--fail-on", "deny");
   if (fail_on == "warn") f.fail_on = FailOn::Warn;
-  else if (fail_on != "deny") f.error = "--fail-on must be deny or warn (got \"" + fail_on + "\")";
+  else if (fail_on == "none") f.fail_on = FailOn::None;
+  else if (fail_on != "deny") f.error = "--fail-on must be deny, warn or none (got \"" + fail_on + "\")";
+  f.print.fail_on = f.fail_on;
   auto colour = colour_wanted(parsed.get("--color", "auto"), isatty(STDOUT_FILENO) == 1, std::getenv("NO_COLOR"),
                               std::getenv("TERM"));
   if (!colour) f.error = "--color must be auto, always or never (got \"" + parsed.get("--color") + "\")";
