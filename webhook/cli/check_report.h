@@ -47,7 +47,12 @@ struct CheckPrintOptions {
   FailOn fail_on = FailOn::Deny;  // with only_denied and Warn: warned objects are printed too
   bool verbose = false;      // text: list each skipped object with why
   std::string default_namespace = "default";
+  std::string policy;        // the policy judged with, as policy_title() names it
 };
+
+// What the outputs call the policy: the file as given ("examples/policy.yaml"), with the
+// ConfigMap key when it carried the policy, "standard input" for `-`, or "built-in default".
+std::string policy_title(const std::string& path, const std::string& carrier);
 
 // `--color auto|always|never`: auto colours only a terminal, and never while NO_COLOR is set
 // (any value) or TERM is "dumb". nullopt: not one of the three words.

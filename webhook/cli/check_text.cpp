@@ -201,6 +201,13 @@ bool printed(const OfflineResult& r, const CheckPrintOptions& options) {
                      [](const policy::Finding& f) { return label_of(f) == FindingLabel::Warn; });
 }
 
+std::string policy_title(const std::string& path, const std::string& carrier) {
+  if (path.empty()) return "built-in default";
+  std::string title = path == "-" ? "standard input" : path;
+  if (!carrier.empty()) title += " (" + carrier + ")";
+  return title;
+}
+
 void print_text(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
   for (const auto& r : results) {
     if (r.status == OfflineResult::Status::Skipped) {
@@ -216,6 +223,8 @@ void print_text(const std::vector<OfflineResult>& results, const CheckPrintOptio
     }
     print_evaluated(r, options);
   }
+  // The policy just before the summary line, which stays the last line for scripts to match.
+  if (!options.policy.empty()) std::printf("policy: %s\n", terminal_text(options.policy).c_str());
   std::printf("%s\n", summary_line(summarize(results)).c_str());
 }
 

@@ -39,11 +39,14 @@ oldObject). Reads multi-document YAML, JSON, `kind: List` and AdmissionReview JS
 standard input; a directory is searched recursively for .yaml, .yml and .json files. Other
 kinds are skipped.
 
-The text output ends with a summary line:
+The text output ends with the policy judged with and a summary line:
+  policy: examples/policy.yaml
   12 objects: 9 allowed, 3 denied; 2 warned, 1 audited; 4 skipped
-(objects judged, by verdict; those with warn / audit findings; objects of other kinds, listed
-with --verbose; "; N errors" is added when some could not be judged). An object without
-metadata.namespace gets a note naming the namespace it was judged in.
+("policy: built-in default" without --policy; then objects judged, by verdict; those with
+warn / audit findings; objects of other kinds, listed with --verbose; "; N errors" is added
+when some could not be judged). -o json has the same as "policy" and "summary", -o junit as
+the testsuite's property "policy". An object without metadata.namespace gets a note naming
+the namespace it was judged in.
 
 Flags:
   -p, --policy FILE      policy file, or a ConfigMap carrying it (default: the built-in policy;
@@ -177,13 +180,14 @@ int run_check(const Args& args) {
     return 0;
   }
   if (parsed.error) return usage_error(*parsed.error);
-  const CheckFlags flags = check_flags(parsed);
+  CheckFlags flags = check_flags(parsed);
   if (flags.error) return usage_error(*flags.error);
   PolicyLoad load = load_policy_document(flags.policy_path);
   if (!load.ok()) {
     std::fprintf(stderr, "%sgpu-admission check: the policy is invalid\n", load.report().c_str());
     return 2;
   }
+  flags.print.policy = policy_title(flags.policy_path, load.carrier);
   const std::string& default_namespace = flags.print.default_namespace;
 
   // Every file first: claims and templates among the inputs resolve the pods' claims.

@@ -1,6 +1,7 @@
 // End-to-end tests of `check` in pipelines that publish what it found: `--fail-on none` (exit 0
 // whatever is found, 2 still for unusable input; a PolicyReport pipe under `set -o pipefail`),
-// `--only-denied` with `--fail-on warn` (what fails the run is listed).
+// `--only-denied` with `--fail-on warn` (what fails the run is listed), and the policy judged
+// with named in text, JSON and JUnit (and by `test` per suite).
 #include <catch2/catch.hpp>
 
 #include "webhook/cli/cli_test_support.h"
@@ -181,4 +182,78 @@ TEST_CASE("check --only-denied --fail-on warn lists the warned objects too", "[c
     CHECK(std::count(fails.begin(), fails.end(), "tenant-label:warn") == 0);
     CHECK(std::count(fails.begin(), fails.end(), "privileged:fail") == 1);
   }
+}
+
+TEST_CASE("check names the policy it judged with", "[cli][check][policy-name]") {
+  SECTION("text: the line before the summary, which stays the last line") {
+    CliRun r = run_cli(check_args({}, {kClean}));
+    INFO(describe(r));
+    const auto lines = lines_of(r.out);
+    REQUIRE(lines.size() >= 2);
+    CHECK(lines[lines.size() - 2] == "policy: " + kPolicy);
+    CHECK(lines.back() == "1 object: 1 allowed, 0 denied; 0 warned, 0 audited; 0 skipped");
+    CHECK(lines_of(run_cli(check_args({"--only-denied"}, {kClean})).out).front() == "policy: " + kPolicy);
+  }
+  SECTION("the path as given, relative to where check runs") {
+    CliRun r = run_cli({"check", "--policy", "examples/policy.yaml", "examples/manifests/training-pod.yaml"}, kSource);
+    INFO(describe(r));
+    CHECK(has(r.out, "\npolicy: examples/policy.yaml\n1 object: "));
+  }
+  SECTION("without --policy: the built-in default") {
+    CliRun r = run_cli({"check", kClean});
+    INFO(describe(r));
+    const auto lines = lines_of(r.out);
+    REQUIRE(lines.size() >= 2);
+    CHECK(lines[lines.size() - 2] == "policy: built-in default");
+    CHECK(json::parse(run_cli({"check", "-o", "json", kClean}).out)["policy"] == "built-in default");
+  }
+  SECTION("a ConfigMap names its key; standard input is named so") {
+    const std::string cm = kSource + "/deploy/policy-configmap.yaml";
+    CliRun r = run_cli({"check", "-p", cm, kClean});
+    INFO(describe(r));
+    CHECK(has(r.out, "\npolicy: " + cm + " (ConfigMap gpu-admission-policy, key policy.yaml)\n"));
+    CliRun in = run_cli({"check", "-p", "-", kClean}, "", kPolicy);
+    INFO(describe(in));
+    CHECK(has(in.out, "\npolicy: standard input\n"));
+  }
+  SECTION("-o json: a top-level policy beside results") {
+    json doc = json::parse(run_cli(check_args({"-o", "json"}, {kClean, kDenied})).out);
+    CHECK(doc["policy"] == kPolicy);
+    CHECK(doc["results"].size() == 2);
+  }
+  SECTION("-o junit: a property of the testsuite, before its testcases") {
+    CliRun r = run_cli(check_args({"-o", "junit"}, {kClean}));
+    INFO(r.out);
+    const size_t property = r.out.find("<properties>\n      <property name=\"policy\" value=\"" + kPolicy + "\"/>\n    </properties>");
+    REQUIRE(property != std::string::npos);
+    CHECK(property > r.out.find("<testsuite name=\"gpu-admission check\""));
+    CHECK(property < r.out.find("<testcase "));
+    CHECK(has(run_cli({"check", "-o", "junit", kClean}).out, "<property name=\"policy\" value=\"built-in default\"/>"));
+  }
+  SECTION("a path with XML's special characters is escaped in JUnit and kept in JSON") {
+    TempDir dir;
+    const std::string odd = dir.file("a&b <policy>.yaml", cli_test::slurp(kPolicy));
+    CliRun x = run_cli({"check", "-p", odd, "-o", "junit", kClean});
+    INFO(x.out);
+    CHECK(has(x.out, "a&amp;b &lt;policy&gt;.yaml\"/>"));
+    CHECK(json::parse(run_cli({"check", "-p", odd, "-o", "json", kClean}).out)["policy"] == odd);
+  }
+}
+
+TEST_CASE("test names each suite's policy in text, JSON and JUnit", "[cli][test][policy-name]") {
+  const std::string own = kSource + "/examples/suite.yaml", builtin = kSource + "/examples/dra/suite.yaml";
+  CliRun t = run_cli({"test", own, builtin});
+  INFO(describe(t));
+  CHECK(t.code == 0);
+  CHECK(has(t.out, own + " (policy: " + kSource + "/examples/policy.yaml)"));
+  CHECK(has(t.out, builtin + " (policy: built-in default)"));
+
+  json doc = json::parse(run_cli({"test", "-o", "json", own, builtin}).out);
+  REQUIRE(doc["suites"].size() == 2);
+  CHECK(doc["suites"][0]["policy"] == kSource + "/examples/policy.yaml");
+  CHECK(doc["suites"][1]["policy"] == "built-in default");
+
+  CliRun x = run_cli({"test", "-o", "junit", own, builtin});
+  CHECK(has(x.out, "<property name=\"policy\" value=\"" + kSource + "/examples/policy.yaml\"/>"));
+  CHECK(has(x.out, "<property name=\"policy\" value=\"built-in default\"/>"));
 }
