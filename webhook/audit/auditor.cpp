@@ -13,6 +13,7 @@ constexpr std::string_view kFinishedJobs = "finished Jobs";
 constexpr std::string_view kOwnedWorkloads = "workloads with a controller (judged through their pods)";
 constexpr std::string_view kGeneratedClaims = "claims generated for a pod (judged through their template)";
 constexpr std::string_view kNotJudged = "objects /validate does not judge";
+constexpr std::string_view kExempt = "objects in exempt namespaces (spec.exemptions.namespaces)";
 
 // Subjects are per namespace: a uid another namespace's object has, written into an
 // ownerReference, names a different subject here.
@@ -199,11 +200,14 @@ void Auditor::judge(const AuditKind& kind, simdjson::dom::element object, const 
   const Plan plan = plan_for(Endpoint::Validate, request, target);
   if (plan == Plan::Allow) return skip(kNotJudged);
 
-  ++result_.judged[kind.label()];
   scratch_.begin();
   decision_.clear();
   const policy::ExternalFacts facts{&facts_, &facts_, nullptr, now_};
   const auto error = decide_review(policy_, Endpoint::Validate, plan, request, target, scratch_, decision_, facts);
+  // No rule touches an exempt namespace: its objects are counted as not judged, by why (and as
+  // `skip` in their namespace's report, below), never as judged and passing.
+  if (!error && decision_.exempt) skip(kExempt);
+  else ++result_.judged[kind.label()];
 
   const std::string namespace_name(meta.namespace_name);
   const bool pod = kind.is_pod();

@@ -14,6 +14,8 @@
 //   Deployment in the report. Jobs that finished are not judged.
 // - Claims and claim templates on their own, except claims generated for a pod from a template
 //   (their template is judged).
+// - Nothing in an exempt namespace (spec.exemptions.namespaces): such objects are counted as not
+//   judged, and as exempt in their namespace's counts.
 #pragma once
 
 #include <memory>

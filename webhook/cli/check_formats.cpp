@@ -1,6 +1,6 @@
 // `check`'s machine outputs (check_report.h): JSON (the SPEC's result shape plus additions,
 // never renamed), YAML (the mutated objects), JUnit (denials as failures, warn and audit
-// findings as system-out) and PolicyReports (webhook/io/policy_report.h, one per namespace).
+// findings as system-out, the policy as a property) and PolicyReports (webhook/io/policy_report.h, one per namespace).
 #include <cstdio>
 #include <map>
 
@@ -107,7 +107,10 @@ ReportSubject report_subject(const std::vector<OfflineResult>& results, ObjectSp
 }  // namespace
 
 void print_json(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
-  Json doc = {{"results", Json::array()}, {"skipped", Json::array()}, {"errors", Json::array()}};
+  Json doc = {{"policy", options.policy},
+              {"results", Json::array()},
+              {"skipped", Json::array()},
+              {"errors", Json::array()}};
   for (const auto& r : results) {
     if (r.status == OfflineResult::Status::Evaluated) {
       if (printed(r, options)) doc["results"].push_back(result_json(r));
@@ -141,7 +144,7 @@ void print_yaml(const std::vector<OfflineResult>& results, const CheckPrintOptio
 }
 
 void print_junit(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
-  JUnitSuite suite{"gpu-admission check", {}};
+  JUnitSuite suite{"gpu-admission check", {}, {{"policy", options.policy}}};
   for (const auto& r : results)
     if (printed(r, options)) suite.cases.push_back(junit_case(r));
   std::printf("%s", junit_xml({suite}).c_str());
@@ -150,6 +153,7 @@ void print_junit(const std::vector<OfflineResult>& results, const CheckPrintOpti
 void print_policy_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
   PolicyReportOptions report_options;
   report_options.only_fail = options.only_denied;
+  report_options.keep_warn = options.fail_on == FailOn::Warn;  // what fails the run is listed
   std::map<std::string, PolicyReportBuilder> reports;  // by namespace, in name order
   for (const ObjectSpan& span : object_spans(results)) {
     const OfflineResult& head = results[span.first];

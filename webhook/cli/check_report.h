@@ -35,17 +35,24 @@ CheckSummary summarize(const std::vector<OfflineResult>& results);
 // Every count is printed, zero or not; "; N error(s)" is added only when some object could not be judged.
 std::string summary_line(const CheckSummary& summary);
 
-enum class FailOn : uint8_t { Deny, Warn };
-// 1 when an object is denied (or, with --fail-on warn, has a warn finding), else 0. Errors
-// (exit 2) are the caller's.
+// `--fail-on`: what makes the run exit 1. None is for pipelines that only publish a report.
+enum class FailOn : uint8_t { Deny, Warn, None };
+// 1 when an object is denied (or, with --fail-on warn, has a warn finding), else 0; always 0
+// with --fail-on none. Errors (exit 2) are the caller's.
 int check_exit_code(const CheckSummary& summary, FailOn fail_on);
 
 struct CheckPrintOptions {
   bool colour = false;       // ANSI colours on the verdicts and finding labels
   bool only_denied = false;  // print only denied objects (and errors); summaries count all
+  FailOn fail_on = FailOn::Deny;  // with only_denied and Warn: warned objects are printed too
   bool verbose = false;      // text: list each skipped object with why
   std::string default_namespace = "default";
+  std::string policy;        // the policy judged with, as policy_title() names it
 };
+
+// What the outputs call the policy: the file as given ("examples/policy.yaml"), with the
+// ConfigMap key when it carried the policy, "standard input" for `-`, or "built-in default".
+std::string policy_title(const std::string& path, const std::string& carrier);
 
 // `--color auto|always|never`: auto colours only a terminal, and never while NO_COLOR is set
 // (any value) or TERM is "dumb". nullopt: not one of the three words.
@@ -57,7 +64,8 @@ std::optional<bool> colour_wanted(std::string_view when, bool stdout_is_terminal
 std::string object_title(const OfflineResult& r);
 // The note for an object judged in the default namespace (empty when it named its own).
 std::string namespace_note(const OfflineResult& r);
-// Whether `r` is printed under `options` (--only-denied).
+// Whether `r` is printed under `options`: everything, or with --only-denied the denied and
+// unjudgeable results (and, with --fail-on warn, those with a warn finding: what fails the run).
 bool printed(const OfflineResult& r, const CheckPrintOptions& options);
 
 void print_text(const std::vector<OfflineResult>& results, const CheckPrintOptions& options);

@@ -1,7 +1,9 @@
 // `check`'s text output (check_report.h): one block per result, verdicts and finding labels
 // coloured on a terminal, skipped objects folded into the summary line that ends the output;
-// and the counting that the summary, the JSON summary and the exit code share. What an object
-// says (names, messages, fields, patches) is printed through terminal_text (webhook/io/terminal_text.h).
+// and the counting that the summary, the JSON summary and the exit code share, and which results
+// --only-denied keeps. What an object says (names, messages, fields, patches) is printed through
+// terminal_text (webhook/io/terminal_text.h).
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -160,6 +162,7 @@ std::string summary_line(const CheckSummary& s) {
 }
 
 int check_exit_code(const CheckSummary& s, FailOn fail_on) {
+  if (fail_on == FailOn::None) return 0;
   if (s.denied) return 1;
   if (fail_on == FailOn::Warn && s.warned) return 1;
   return 0;
@@ -192,7 +195,17 @@ std::string namespace_note(const OfflineResult& r) {
 
 bool printed(const OfflineResult& r, const CheckPrintOptions& options) {
   if (!options.only_denied) return true;
-  return r.status == OfflineResult::Status::Error || !r.allowed();
+  if (r.status == OfflineResult::Status::Error || !r.allowed()) return true;
+  if (options.fail_on != FailOn::Warn || r.status != OfflineResult::Status::Evaluated) return false;
+  return std::any_of(r.decision.findings.begin(), r.decision.findings.end(),
+                     [](const policy::Finding& f) { return label_of(f) == FindingLabel::Warn; });
+}
+
+std::string policy_title(const std::string& path, const std::string& carrier) {
+  if (path.empty()) return "built-in default";
+  std::string title = path == "-" ? "standard input" : path;
+  if (!carrier.empty()) title += " (" + carrier + ")";
+  return title;
 }
 
 void print_text(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
@@ -210,6 +223,8 @@ void print_text(const std::vector<OfflineResult>& results, const CheckPrintOptio
     }
     print_evaluated(r, options);
   }
+  // The policy just before the summary line, which stays the last line for scripts to match.
+  if (!options.policy.empty()) std::printf("policy: %s\n", terminal_text(options.policy).c_str());
   std::printf("%s\n", summary_line(summarize(results)).c_str());
 }
 

@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE] [--namespace NS]
                            [--output text|json|yaml|junit|policyreport] [--no-mutate]
-                           [--namespace-labels k=v,...] [--fail-on deny|warn] [--only-denied]
+                           [--namespace-labels k=v,...] [--fail-on deny|warn|none] [--only-denied]
                            [--color auto|always|never] [--verbose] FILE...|-
 
 Evaluates Pods and the pod templates of Deployments, StatefulSets, DaemonSets, ReplicaSets,
@@ -39,11 +39,14 @@ oldObject). Reads multi-document YAML, JSON, `kind: List` and AdmissionReview JS
 standard input; a directory is searched recursively for .yaml, .yml and .json files. Other
 kinds are skipped.
 
-The text output ends with a summary line:
+The text output ends with the policy judged with and a summary line:
+  policy: examples/policy.yaml
   12 objects: 9 allowed, 3 denied; 2 warned, 1 audited; 4 skipped
-(objects judged, by verdict; those with warn / audit findings; objects of other kinds, listed
-with --verbose; "; N errors" is added when some could not be judged). An object without
-metadata.namespace gets a note naming the namespace it was judged in.
+("policy: built-in default" without --policy; then objects judged, by verdict; those with
+warn / audit findings; objects of other kinds, listed with --verbose; "; N errors" is added
+when some could not be judged). -o json has the same as "policy" and "summary", -o junit as
+the testsuite's property "policy". An object without metadata.namespace gets a note naming
+the namespace it was judged in.
 
 Flags:
   -p, --policy FILE      policy file, or a ConfigMap carrying it (default: the built-in policy;
@@ -57,13 +60,15 @@ Flags:
                          labels of the namespaces that have no Namespace object among the inputs
                          (for tenants chosen by namespaceSelector)
       --fail-on WHAT     deny (default): exit 1 when an object is denied; warn: also when an
-                         object has a warn finding (audit findings never fail)
-      --only-denied      print only denied objects (and errors); the summary counts all
+                         object has a warn finding (audit findings never fail); none: exit 0
+                         whatever is found (for publishing reports; 2 still means unusable input)
+      --only-denied      print only denied objects (and errors; with --fail-on warn, warned
+                         objects too: what fails the run); the summary counts all
       --color WHEN       auto (default: colour a terminal unless NO_COLOR is set), always, never
   -v, --verbose          text: also list each skipped object and why
 
-Exit codes: 0 every object allowed, 1 some object denied (or warned, with --fail-on warn),
-2 unusable input.
+Exit codes: 0 every object allowed (or anything, with --fail-on none), 1 some object denied
+(or warned, with --fail-on warn), 2 unusable input (whatever --fail-on says).
 )";
 
 // Files to read: each argument, with directories expanded (recursively) to their
@@ -130,7 +135,9 @@ CheckFlags check_flags(const ParsedArgs& parsed) {
   if (!f.output) f.error = "--output must be text, json, yaml, junit or policyreport (got \"" + parsed.get("--output") + "\")";
   const std::string fail_on = parsed.get("--fail-on", "deny");
   if (fail_on == "warn") f.fail_on = FailOn::Warn;
-  else if (fail_on != "deny") f.error = "--fail-on must be deny or warn (got \"" + fail_on + "\")";
+  else if (fail_on == "none") f.fail_on = FailOn::None;
+  else if (fail_on != "deny") f.error = "--fail-on must be deny, warn or none (got \"" + fail_on + "\")";
+  f.print.fail_on = f.fail_on;
   auto colour = colour_wanted(parsed.get("--color", "auto"), isatty(STDOUT_FILENO) == 1, std::getenv("NO_COLOR"),
                               std::getenv("TERM"));
   if (!colour) f.error = "--color must be auto, always or never (got \"" + parsed.get("--color") + "\")";
@@ -173,13 +180,14 @@ int run_check(const Args& args) {
     return 0;
   }
   if (parsed.error) return usage_error(*parsed.error);
-  const CheckFlags flags = check_flags(parsed);
+  CheckFlags flags = check_flags(parsed);
   if (flags.error) return usage_error(*flags.error);
   PolicyLoad load = load_policy_document(flags.policy_path);
   if (!load.ok()) {
     std::fprintf(stderr, "%sgpu-admission check: the policy is invalid\n", load.report().c_str());
     return 2;
   }
+  flags.print.policy = policy_title(flags.policy_path, load.carrier);
   const std::string& default_namespace = flags.print.default_namespace;
 
   // Every file first: claims and templates among the inputs resolve the pods' claims.

@@ -91,7 +91,8 @@ JUnitCase junit_case(const SuiteResult& s, const CaseResult& c) {
 void print_junit(const std::vector<SuiteResult>& results) {
   std::vector<JUnitSuite> suites;
   for (const auto& s : results) {
-    JUnitSuite js{s.file, {}};
+    JUnitSuite js{s.file, {}, {}};
+    if (!s.policy_source.empty()) js.properties.emplace_back("policy", s.policy_source);
     if (s.error) {
       JUnitCase jc;
       jc.name = "load " + s.file;

@@ -67,6 +67,12 @@ std::string junit_xml(const std::vector<JUnitSuite>& suites) {
     Counts counts;
     for (const auto& c : s.cases) counts.add(c);
     out += "  <testsuite name=\"" + xml_escape(s.name) + "\" " + counts.attributes() + ">\n";
+    if (!s.properties.empty()) {
+      out += "    <properties>\n";
+      for (const auto& [name, value] : s.properties)
+        out += "      <property name=\"" + xml_escape(name) + "\" value=\"" + xml_escape(value) + "\"/>\n";
+      out += "    </properties>\n";
+    }
     for (const auto& c : s.cases) write_case(c, out);
     out += "  </testsuite>\n";
   }

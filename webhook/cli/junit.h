@@ -1,9 +1,10 @@
 // A small JUnit XML writer (the schema CI systems read: testsuites > testsuite > testcase, with
-// failure, error, skipped and system-out elements), for `check -o junit` and `test -o junit`.
+// properties, failure, error, skipped and system-out elements), for `check -o junit` and `test -o junit`.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpu_admission::webhook {
@@ -22,6 +23,7 @@ struct JUnitCase {
 struct JUnitSuite {
   std::string name;
   std::vector<JUnitCase> cases;
+  std::vector<std::pair<std::string, std::string>> properties;  // <properties>: name, value
 };
 
 std::string xml_escape(std::string_view text);

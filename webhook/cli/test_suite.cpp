@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "webhook/cli/check_report.h"
 #include "webhook/cli/input_claims.h"
 #include "webhook/cli/input_namespaces.h"
 #include "webhook/cli/suite_compare.h"
@@ -338,7 +339,7 @@ SuiteResult run_test_suite(const TestSuite& suite) {
   SuiteResult result;
   result.file = suite.file;
   PolicyLoad load = load_policy_document(suite.policy_path);
-  result.policy_source = load.source;
+  result.policy_source = policy_title(suite.policy_path, load.carrier);
   if (!load.ok()) {
     result.error = load.report();
     return result;

@@ -73,7 +73,7 @@ struct CaseResult {
 
 struct SuiteResult {
   std::string file;
-  std::string policy_source;
+  std::string policy_source;  // the policy as check names it (check_report.h policy_title)
   std::vector<CaseResult> cases;
   std::optional<std::string> error;  // the policy could not be loaded: every case fails
 };

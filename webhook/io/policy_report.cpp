@@ -84,7 +84,7 @@ void PolicyReportBuilder::add(const ReportSubject& subject) {
     const FindingLabel label = label_of(f);
     const LabelRow& row = row_of(label);
     (row.fails ? fail_ : row.skips ? skip_ : warn_)++;
-    if (options_.only_fail && !row.fails) continue;
+    if (options_.only_fail && !row.fails && !(options_.keep_warn && label == FindingLabel::Warn)) continue;
     Json result = {{"policy", kPolicyReportName},
                    {"rule", std::string(policy::name_of(f.rule))},
                    {"result", row.result},

@@ -44,6 +44,7 @@ struct ReportSubject {
 struct PolicyReportOptions {
   size_t max_results = kPolicyReportMaxResults;
   bool only_fail = false;                     // results of deny findings only (the summary counts all)
+  bool keep_warn = false;                     // with only_fail: warn findings' results too (not audit)
   std::optional<int64_t> timestamp_seconds;   // on every result when set (offline `check` leaves it out)
 };
 

@@ -135,3 +135,31 @@ TEST_CASE("cli audit: without FILEs and without a cluster, it says how to give o
   CHECK(r.err.find("no cluster to read") != std::string::npos);
   CHECK(r.err.find("--kubeconfig") != std::string::npos);
 }
+
+TEST_CASE("cli audit: objects of exempt namespaces are counted as not judged, never as violations", "[cli][audit]") {
+  // kube-system and infra-* are exempt in the fixture policy; the privileged pod and Deployment
+  // there are what an exempt namespace holds (a CNI agent, a log shipper).
+  TempFile input(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: cni-agent, namespace: kube-system}\n"
+      "spec: {hostNetwork: true, containers: [{name: c, image: i, securityContext: {privileged: true}}]}\n---\n"
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: shipper, namespace: infra-logging}\n"
+      "spec: {template: {spec: {containers: [{name: c, image: i, securityContext: {privileged: true}}]}}}\n---\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: ok, namespace: sandbox}\nspec: {containers: [{name: c, image: i}]}\n");
+  const std::string why = "objects in exempt namespaces (spec.exemptions.namespaces)";
+  const CliRun r = run_cli({"audit", "-p", kPolicy, input.path.string()});
+  INFO(describe(r));
+  CHECK(r.code == 0);
+  CHECK(r.out.find("judged: 1 Pod\n") != std::string::npos);
+  CHECK(r.out.find("not judged: 2 " + why) != std::string::npos);
+  CHECK(r.out.find("no violations") != std::string::npos);
+  CHECK(r.out.find("cni-agent") == std::string::npos);
+  CHECK(r.out.find("privileged") == std::string::npos);
+
+  const CliRun j = run_cli({"audit", "-p", kPolicy, "-o", "json", input.path.string()});
+  REQUIRE(j.code == 0);
+  const json out = json::parse(j.out);
+  CHECK(out["judged"] == json{{"Pod", 1}});
+  CHECK(out["skipped"][why] == 2);
+  CHECK(out["objects"].empty());
+  CHECK(out["violatingObjects"] == 0);
+}
