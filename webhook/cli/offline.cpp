@@ -115,8 +115,8 @@ bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::Work
   policy::PodView pod;
   for (size_t i = 0; i < matches.size(); ++i) {
     const policy::TemplateMatch& m = matches[i];
-    if (auto err = policy::decode_pod_template(identity, simdjson::minify(m.element), false, m.prefix, m.pointer, pod,
-                                               pod_doc, policy.gpu_env_vars()))
+    if (auto err = policy::decode_pod_template(identity, simdjson::minify(m.element), false, m.prefix, m.pointer,
+                                               m.pod_spec, pod, pod_doc, policy.gpu_env_vars()))
       return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
     OfflineResult t;
     t.api_version = r.api_version;
