@@ -14,7 +14,7 @@ FROM ${DEBIAN_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       cmake make g++ pkg-config \
-      libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libsimdjson-dev prometheus-cpp-dev \
+      libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-dev libsimdjson-dev prometheus-cpp-dev \
       libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -37,7 +37,7 @@ FROM ${RUNTIME_IMAGE}
 # verification in this image.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libcpp-httplib0.11 libssl3 libyaml-cpp0.7 libsimdjson14 libprometheus-cpp-core1.0 \
+      libcpp-httplib0.11 libssl3 libyaml-cpp0.7 libyaml-0-2 libsimdjson14 libprometheus-cpp-core1.0 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/* /var/log/apt /var/log/dpkg.log
 COPY --from=build /build/gpu-admission /usr/local/bin/gpu-admission
 # Fail the build if a shared library is missing from the runtime image.

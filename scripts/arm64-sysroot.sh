@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 die() { echo "arm64-sysroot: $*" >&2; exit 1; }
 [ $# -eq 1 ] || die "usage: scripts/arm64-sysroot.sh SYSROOT_DIR"
 sysroot="$1"
-packages=(libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 libyaml-cpp-dev libyaml-cpp0.7
+packages=(libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 libyaml-cpp-dev libyaml-cpp0.7 libyaml-dev libyaml-0-2
           libsimdjson-dev libsimdjson14 prometheus-cpp-dev libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0
           libprometheus-cpp-push1.0 libcivetweb-dev libcivetweb1 civetweb libcurl4-openssl-dev libcurl4
           libbrotli-dev libbrotli1 zlib1g-dev zlib1g catch2)

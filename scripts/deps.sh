@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages gpu-admission needs to build and test (as root, or via sudo).
 set -euo pipefail
-packages=(cmake g++ make ccache pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
+packages=(cmake g++ make ccache pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-dev
           libsimdjson-dev prometheus-cpp-dev catch2 libbenchmark-dev openssl wrk python3
           clang-14 libclang-rt-14-dev
           golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev prometheus)

@@ -111,7 +111,7 @@ void service_account_namespace_globs(Lint& l) {
     if (!glob_spans_sa_namespace(pattern)) continue;
     l.warn(index_path("spec.exemptions.usernames", i),
            quote(pattern) + " has a * in the service-account namespace: it matches an account in a namespace a "
-                            "tenant can create, whose pods would skip all rules");
+                            "tenant can create, whose pods would skip all rules; name the namespace");
   }
 }
 
@@ -271,30 +271,124 @@ void exception_expiry(Lint& l) {
   }
 }
 
-// Tenants set their own pods' labels: an exception to a security rule that selects by podLabels
-// alone is an exception any tenant can claim.
-void exception_pod_labels_only(Lint& l) {
+// Rules an exception must not hand out by pod labels: the security rules and the GPU rules. A pod's
+// labels are the tenant's to write, so a podLabels selector narrows nothing a tenant wants.
+constexpr std::array<RuleId, 9> kLabelSensitiveRules = {
+    RuleId::Privileged, RuleId::HostNamespaces, RuleId::GpuDeviceAccess, RuleId::MpsAdversarial, RuleId::GpuSharing,
+    RuleId::GpuCap,     RuleId::TenantPool,     RuleId::MigProfile,      RuleId::GpuTolerations};
+
+// Rules that judge a pod's ResourceClaims: their findings are judged again when the scheduler
+// allocates the claim, where no requesting user is known.
+constexpr std::array<RuleId, 7> kClaimRules = {RuleId::GpuCap,     RuleId::GpuDeviceAccess, RuleId::MpsAdversarial,
+                                               RuleId::GpuSharing, RuleId::MigProfile,      RuleId::TenantPool,
+                                               RuleId::GpuTolerations};
+
+template <size_t N>
+bool listed(const std::array<RuleId, N>& table, RuleId rule) {
+  return std::find(table.begin(), table.end(), rule) != table.end();
+}
+
+// "privileged, gpu-cap": the rules of `e` that are in `table`, in the exception's order.
+template <size_t N>
+std::string rules_in(const ExceptionConfig& e, const std::array<RuleId, N>& table) {
+  std::string out;
+  for (RuleId rule : e.rules)
+    if (listed(table, rule)) out += (out.empty() ? "" : ", ") + std::string(name_of(rule));
+  return out;
+}
+
+std::string exception_at(size_t i) { return index_path("spec.exceptions", i); }
+
+// A pod's labels are the tenant's to write: an exception that selects by them for a security or
+// GPU rule is one any pod can claim within what its other selectors match.
+void exception_pod_labels(Lint& l) {
   for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
     const ExceptionConfig& e = l.config.exceptions[i];
-    if (e.pod_labels.empty() || !e.namespaces.empty() || !e.tenants.empty() || !e.usernames.empty()) continue;
-    for (RuleId rule : e.rules) {
-      if (!is_security_rule(rule)) continue;
-      l.warn(index_path("spec.exceptions", i),
-             "exception " + quote(e.name) + " turns off " + std::string(name_of(rule)) +
-                 " for pods by their labels alone: any tenant can label its pods to match; add namespaces, tenants or usernames");
+    if (e.pod_labels.empty()) continue;
+    const std::string rules = rules_in(e, kLabelSensitiveRules);
+    if (rules.empty()) continue;
+    const bool scoped = !e.namespaces.empty() || !e.tenants.empty() || !e.usernames.empty();
+    l.warn(exception_at(i) + ".podLabels",
+           "exception " + quote(e.name) + " selects by podLabels for " + rules +
+               ": a pod's labels are the tenant's to write, so any pod " +
+               (scoped ? "its other selectors match" : "of any tenant") +
+               " can claim it; select by namespaces or tenants instead");
+  }
+}
+
+// A username glob whose * spans a service-account namespace matches an account any tenant can
+// create in its own namespace.
+void exception_service_account_globs(Lint& l) {
+  for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
+    const ExceptionConfig& e = l.config.exceptions[i];
+    for (size_t j = 0; j < e.usernames.size(); ++j) {
+      if (!glob_spans_sa_namespace(e.usernames[j])) continue;
+      l.warn(index_path(exception_at(i) + ".usernames", j),
+             quote(e.usernames[j]) + " has a * in the service-account namespace: it matches an account in a namespace "
+             "a tenant can create, so any tenant can claim exception " + quote(e.name) +
+             "; name the namespace, or select by namespaces or tenants");
+    }
+  }
+}
+
+// True when the glob matches every name: it is made of `*` alone.
+bool matches_everything(std::string_view glob) {
+  return !glob.empty() && glob.find_first_not_of('*') == std::string_view::npos;
+}
+
+// An exception that names no tenant and no namespace (or a namespace glob of `*` alone) covers
+// every namespace, those tenants create included.
+void exception_every_namespace(Lint& l) {
+  for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
+    const ExceptionConfig& e = l.config.exceptions[i];
+    if (!e.tenants.empty()) continue;
+    if (e.namespaces.empty()) {
+      l.warn(exception_at(i), "exception " + quote(e.name) + " has neither namespaces nor tenants: it covers every "
+                              "namespace, so any tenant can claim it; select by namespaces or tenants");
+      continue;
+    }
+    for (size_t j = 0; j < e.namespaces.size(); ++j) {
+      if (!matches_everything(e.namespaces[j])) continue;
+      l.warn(index_path(exception_at(i) + ".namespaces", j),
+             quote(e.namespaces[j]) + " matches every namespace and exception " + quote(e.name) +
+                 " names no tenants: any tenant can claim it; name the namespaces, or select by tenants");
       break;
     }
   }
 }
 
+// Claims are judged again when the scheduler allocates them (serve with the chart always does),
+// and the scheduler, not the user, writes the claim's status: a username exception or exemption
+// does not apply there, so what it admitted may be refused its devices.
+void usernames_at_allocation(Lint& l) {
+  for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
+    const ExceptionConfig& e = l.config.exceptions[i];
+    if (e.usernames.empty()) continue;
+    const std::string rules = rules_in(e, kClaimRules);
+    if (rules.empty()) continue;
+    l.warn(exception_at(i) + ".usernames",
+           "exception " + quote(e.name) + " turns off " + rules + " by username, but at allocation the scheduler, "
+           "not the user, writes the claim status: the exception does not apply there, so a pod it admitted may "
+           "never get its devices; select by namespaces or tenants instead");
+  }
+  if (l.config.exempt_usernames.empty()) return;
+  std::string concerned;
+  for (RuleId rule : kClaimRules) concerned += (concerned.empty() ? "" : ", ") + std::string(name_of(rule));
+  l.warn("spec.exemptions.usernames",
+         "at allocation the scheduler, not the user, writes the claim status: a username exemption does not apply "
+         "there, so a pod it admitted may never get its devices when its claims break " + concerned +
+             "; exempt namespaces instead");
+}
+
 using Check = void (*)(Lint&);
-constexpr std::array<Check, 15> kChecks = {
+constexpr std::array<Check, 18> kChecks = {
     namespace_star,      controller_usernames,        service_account_namespace_globs,
     adversarial_sharing, mig_with_sharing,            tenant_without_default_pool,
     pool_selector_off,   mig_resources_off,           gpu_cap_not_deny,
     workload_paths,      unmapped_allow_with_selectors,
     pool_runtime_classes_empty, device_toleration_wildcard,
-    exception_expiry,    exception_pod_labels_only,
+    exception_expiry,    exception_pod_labels,        exception_service_account_globs,
+    exception_every_namespace,  usernames_at_allocation,
 };
 
 }  // namespace

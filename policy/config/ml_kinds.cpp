@@ -9,10 +9,17 @@
 namespace gpu_admission::policy {
 namespace {
 
+// A template path of the table; `pod_spec`: it names pod specs, not templates.
+struct PathRow {
+  PathRow(const char* path, bool names_pod_spec = false) : text(path), pod_spec(names_pod_spec) {}
+  const char* text;
+  bool pod_spec;
+};
+
 struct Row {
   const char* group;
   const char* kind;
-  std::vector<const char*> paths;
+  std::vector<PathRow> paths;
 };
 
 std::vector<Row> rows() {
@@ -34,12 +41,15 @@ std::vector<Row> rows() {
       {"ray.io", "RayService",
        {"spec.rayClusterConfig.headGroupSpec.template", "spec.rayClusterConfig.workerGroupSpecs[*].template"}},
       {"batch.volcano.sh", "Job", {"spec.tasks[*].template"}},
-      // Kubeflow Trainer v2: a runtime's JobSet template; a TrainJob's pod overrides (v2.1
-      // podTemplateOverrides, each {targetJobs, metadata, spec}) and runtime patches (v2.2), judged
-      // for the fields they set.
+      // Kubeflow Trainer v2: a runtime's JobSet template; a TrainJob's pod overrides in every
+      // version's spelling, judged for the fields they set: v2.0 podSpecOverrides (each a pod
+      // spec's fields beside targetJobs: containers and initContainers by name with env and
+      // volumeMounts, volumes, nodeSelector, tolerations, serviceAccountName, schedulingGates),
+      // v2.1 podTemplateOverrides (each {targetJobs, metadata, spec}) and v2.2 runtime patches.
       {"trainer.kubeflow.org", "TrainingRuntime", {"spec.template.spec.replicatedJobs[*].template.spec.template"}},
       {"trainer.kubeflow.org", "TrainJob",
-       {"spec.podTemplateOverrides[*]",
+       {{"spec.podSpecOverrides[*]", true},
+        "spec.podTemplateOverrides[*]",
         "spec.runtimePatches[*].trainingRuntimeSpec.template.spec.replicatedJobs[*].template.spec.template"}},
   };
 }
@@ -48,10 +58,11 @@ std::vector<WorkloadKindDef> build() {
   std::vector<WorkloadKindDef> out;
   for (const Row& row : rows()) {
     WorkloadKindDef def{row.group, row.kind, {}};
-    for (const char* text : row.paths) {
+    for (const PathRow& p : row.paths) {
       TemplatePath path;
+      path.pod_spec = p.pod_spec;
       // The table is ours: a path that does not parse is a bug caught by the tests.
-      if (!parse_template_path(text, path)) def.templates.push_back(std::move(path));
+      if (!parse_template_path(p.text, path)) def.templates.push_back(std::move(path));
     }
     out.push_back(std::move(def));
   }

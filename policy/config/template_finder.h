@@ -20,6 +20,7 @@ struct TemplateMatch {
   std::string prefix;   // the same with a trailing '.', for PodView
   std::string pointer;  // "/spec/pytorchReplicaSpecs/Worker/template"
   simdjson::dom::element element;
+  bool pod_spec = false;  // a pod's spec, not a template (TemplatePath::pod_spec)
 };
 
 // Every template of `def` in `object`, in path order and then document order. Absent or null

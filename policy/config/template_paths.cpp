@@ -58,13 +58,15 @@ void add_key(std::string& field, std::string& pointer, std::string_view key) {
 struct Walker {
   const std::vector<PathStep>& steps;
   std::vector<TemplateMatch>& out;
+  bool pod_spec;  // the path names pod specs
 
   std::optional<DecodeError> walk(element e, size_t i, std::string field, std::string pointer) {
     if (e.type() == element_type::NULL_VALUE) return std::nullopt;
     if (i == steps.size()) {
-      if (e.type() != element_type::OBJECT) return DecodeError{field, "must be an object (a pod template)"};
+      if (e.type() != element_type::OBJECT)
+        return DecodeError{field, pod_spec ? "must be an object (a pod spec)" : "must be an object (a pod template)"};
       std::string prefix = field + '.';
-      out.push_back({std::move(field), std::move(prefix), std::move(pointer), e});
+      out.push_back({std::move(field), std::move(prefix), std::move(pointer), e, pod_spec});
       return std::nullopt;
     }
     const PathStep& step = steps[i];
@@ -122,7 +124,7 @@ std::string_view api_group_of(std::string_view api_version) {
 std::optional<DecodeError> find_templates(element object, const WorkloadKindDef& def, std::vector<TemplateMatch>& out) {
   out.clear();
   for (const TemplatePath& path : def.templates) {
-    Walker w{path.steps, out};
+    Walker w{path.steps, out, path.pod_spec};
     if (auto err = w.walk(object, 0, {}, {})) return err;
   }
   return std::nullopt;

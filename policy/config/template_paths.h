@@ -21,6 +21,9 @@ struct PathStep {
 struct TemplatePath {
   std::string text;  // as written
   std::vector<PathStep> steps;
+  // The path names pod specs, not templates ({metadata, spec}): Kubeflow Trainer v2.0's
+  // podSpecOverrides. Built-in kinds only; spec.workloads name templates.
+  bool pod_spec = false;
 };
 
 // Parses `text`; returns an error message (no field) when it is malformed.

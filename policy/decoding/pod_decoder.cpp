@@ -63,6 +63,11 @@ class Decoder : public json::Reader {
   bool spec(od::value& v, const Loc& at) {
     od::object spec;
     if (!as_object(v, spec, at)) return false;
+    return spec_fields(spec, at);
+  }
+
+  // The fields of a pod spec: a pod's or template's `spec`, or a template that is a spec itself.
+  bool spec_fields(od::object spec, const Loc& at) {
     pod_.has_spec = true;
     const bool read = fields(spec, kSpecKeys, at, [&](int key, od::value& value, const Loc& value_at) {
       switch (key) {
@@ -296,13 +301,14 @@ std::optional<DecodeError> decode_identity(std::string_view json, bool padded, O
 
 std::optional<DecodeError> decode_pod_template(const ObjectIdentity& identity, std::string_view template_json,
                                                bool padded, std::string_view field_prefix, std::string_view pointer,
-                                               PodView& pod, PodDocument& document,
+                                               bool pod_spec, PodView& pod, PodDocument& document,
                                                std::span<const std::string> policy_env_vars) {
   pod.clear();
   pod.policy_env_vars = policy_env_vars;
   pod.custom_template = true;
   pod.template_prefix = field_prefix;
   pod.template_pointer = pointer;
+  pod.template_is_spec = pod_spec;
   pod.api_version = identity.api_version;
   pod.name = identity.name;
   pod.generate_name = identity.generate_name;
@@ -317,7 +323,7 @@ std::optional<DecodeError> decode_pod_template(const ObjectIdentity& identity, s
     return DecodeError{std::string(shown), "must be an object"};
   Decoder d(pod);
   const Loc root{nullptr, field_prefix};
-  if (!d.pod(object, root)) return d.error;
+  if (pod_spec ? !d.spec_fields(object, root) : !d.pod(object, root)) return d.error;
   return std::nullopt;
 }
 

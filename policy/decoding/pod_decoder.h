@@ -71,10 +71,11 @@ std::optional<DecodeError> decode_identity(std::string_view json, bool padded, O
 // Decodes one pod template of a kind from a table (ML workloads, spec.workloads): identity from the
 // object (decode_identity), the pod from `template_json`. Field paths start with `field_prefix`
 // ("spec.x.Worker.template."); `field_prefix` and `pointer` are kept as views in `pod`: they
-// must outlive it.
+// must outlive it. `pod_spec`: `template_json` is a pod's spec, not a template (a Trainer v2.0
+// podSpecOverrides entry: PodView::template_is_spec).
 std::optional<DecodeError> decode_pod_template(const ObjectIdentity& identity, std::string_view template_json,
                                                bool padded, std::string_view field_prefix, std::string_view pointer,
-                                               PodView& pod, PodDocument& document,
+                                               bool pod_spec, PodView& pod, PodDocument& document,
                                                std::span<const std::string> policy_env_vars = {});
 
 }  // namespace gpu_admission::policy

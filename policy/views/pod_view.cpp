@@ -38,6 +38,7 @@ void PodView::clear() {
   workload = WorkloadKind::Pod;
   custom_template = false;
   template_prefix = template_pointer = {};
+  template_is_spec = false;
   api_version = name = generate_name = namespace_name = {};
   policy_env_vars = {};
   has_metadata = has_labels = has_annotations = has_spec = has_node_selector = false;
@@ -109,9 +110,15 @@ std::string_view container_list_name(ContainerKind kind) {
   return "containers";
 }
 
-std::string container_field(const PodView& pod, const ContainerView& c) {
+std::string pod_field(const PodView& pod, std::string_view pod_relative) {
   std::string out(pod_field_prefix(pod));
-  out += "spec.";
+  if (pod.template_is_spec && pod_relative.starts_with("spec.")) pod_relative.remove_prefix(5);
+  out += pod_relative;
+  return out;
+}
+
+std::string container_field(const PodView& pod, const ContainerView& c) {
+  std::string out = pod_field(pod, "spec.");
   out += container_list_name(c.kind);
   out += '[';
   out += std::to_string(c.index);

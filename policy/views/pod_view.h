@@ -137,6 +137,9 @@ struct PodView {
   bool custom_template = false;
   std::string_view template_prefix;
   std::string_view template_pointer;
+  // The custom template is a pod's spec itself (a Trainer v2.0 podSpecOverrides entry): its
+  // fields have no `spec.` step, and it has no metadata of its own (pod_field, PodPatcher).
+  bool template_is_spec = false;
   std::string_view api_version;
   std::string_view name;
   std::string_view generate_name;
@@ -188,6 +191,10 @@ inline std::string_view pod_field_prefix(const PodView& pod) {
 inline std::string_view pod_json_pointer(const PodView& pod) {
   return pod.custom_template ? pod.template_pointer : workload_pod_pointer(pod.workload);
 }
+
+// Field path in the object of `pod_relative` ("spec.nodeSelector", "metadata.labels"): the pod's
+// prefix, then `pod_relative` without its `spec.` when the template is a pod spec.
+std::string pod_field(const PodView& pod, std::string_view pod_relative);
 
 // Field path of a container: "spec.initContainers[0]" (with the workload prefix).
 std::string container_field(const PodView& pod, const ContainerView& c);

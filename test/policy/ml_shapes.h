@@ -18,7 +18,7 @@ using gpu_admission::Json;
 struct MlShape {
   std::string api_version;
   std::string kind;
-  std::string spec;  // JSON of spec with "@T0@", "@T1@", ... where the templates go
+  std::string spec;  // JSON of spec with "@T0@", "@T1@", ... where the templates go ("@S<i>@": pod specs)
   std::vector<std::string> templates;
   std::string field = "spec";  // the top-level field `spec` is the JSON of
 };
@@ -87,12 +87,15 @@ inline const std::vector<MlShape>& shapes() {
                                {"name": "node", "template": {"spec": {"template": "@T1@"}}}]}}})",
        {"spec.template.spec.replicatedJobs[0].template.spec.template",
         "spec.template.spec.replicatedJobs[1].template.spec.template"}},
+      // Every Trainer version's overrides in one object: v2.0 podSpecOverrides (a pod spec's
+      // fields: "@S0@"), v2.1 podTemplateOverrides, v2.2 runtimePatches.
       {"trainer.kubeflow.org/v1alpha1", "TrainJob",
        R"({"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2},
-           "podTemplateOverrides": ["@T0@"],
+           "podSpecOverrides": ["@S0@"],
+           "podTemplateOverrides": ["@T1@"],
            "runtimePatches": [{"manager": "trainer.kubeflow.org/kubeflow-sdk", "trainingRuntimeSpec": {"template": {
-             "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": "@T1@"}}}]}}}}]})",
-       {"spec.podTemplateOverrides[0]",
+             "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": "@T2@"}}}]}}}}]})",
+       {"spec.podSpecOverrides[0]", "spec.podTemplateOverrides[0]",
         "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template"}},
       {"batch.volcano.sh/v1alpha1", "Job",
        R"({"schedulerName": "volcano", "minAvailable": 3, "plugins": {"ssh": [], "svc": []}, "tasks": [
@@ -104,11 +107,21 @@ inline const std::vector<MlShape>& shapes() {
   return all;
 }
 
+// A CPU-only pod spec; `privileged`: its container is privileged.
+inline std::string pod_spec(bool privileged) {
+  return std::string(R"({"restartPolicy": "OnFailure",
+      "containers": [{"name": "main", "image": "busybox:1.36", "command": ["sleep", "1"])") +
+         (privileged ? R"(, "securityContext": {"privileged": true})" : "") + "}]}";
+}
+
 // A CPU-only pod template; `privileged`: its container is privileged.
 inline std::string pod_template(bool privileged) {
-  return std::string(R"({"metadata": {"labels": {"app": "train"}}, "spec": {"restartPolicy": "OnFailure",
-      "containers": [{"name": "main", "image": "busybox:1.36", "command": ["sleep", "1"])") +
-         (privileged ? R"(, "securityContext": {"privileged": true})" : "") + "}]}}";
+  return R"({"metadata": {"labels": {"app": "train"}}, "spec": )" + pod_spec(privileged) + "}";
+}
+
+// Whether template `i` of `shape` is a pod spec ("@S<i>@"), not a template ("@T<i>@").
+inline bool is_pod_spec(const MlShape& shape, size_t i) {
+  return shape.spec.find("\"@S" + std::to_string(i) + "@\"") != std::string::npos;
 }
 
 constexpr size_t kNone = static_cast<size_t>(-1);
@@ -117,8 +130,9 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 inline Json ml_object(const MlShape& shape, size_t bad, const std::string& ns, const std::string& name = "train") {
   std::string spec = shape.spec;
   for (size_t i = 0; i < shape.templates.size(); ++i) {
-    const std::string mark = "\"@T" + std::to_string(i) + "@\"";
-    spec.replace(spec.find(mark), mark.size(), pod_template(i == bad));
+    const bool pod_spec_only = is_pod_spec(shape, i);
+    const std::string mark = std::string(pod_spec_only ? "\"@S" : "\"@T") + std::to_string(i) + "@\"";
+    spec.replace(spec.find(mark), mark.size(), pod_spec_only ? pod_spec(i == bad) : pod_template(i == bad));
   }
   Json object = {{"apiVersion", shape.api_version},
                  {"kind", shape.kind},
@@ -129,7 +143,7 @@ inline Json ml_object(const MlShape& shape, size_t bad, const std::string& ns, c
 
 // Where the privileged finding of template `i` points.
 inline std::string privileged_field(const MlShape& shape, size_t i) {
-  return shape.templates[i] + ".spec.containers[0].securityContext.privileged";
+  return shape.templates[i] + (is_pod_spec(shape, i) ? "" : ".spec") + ".containers[0].securityContext.privileged";
 }
 
 }  // namespace ml_shapes

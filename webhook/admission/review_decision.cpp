@@ -147,13 +147,13 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
   for (size_t i = 0; i < s.templates.size(); ++i) {
     const policy::TemplateMatch& t = s.templates[i];
     if (auto err = policy::decode_pod_template(s.identity, simdjson::minify(t.element), false, t.prefix, t.pointer,
-                                               s.pod, s.object_doc, policy.gpu_env_vars()))
+                                               t.pod_spec, s.pod, s.object_doc, policy.gpu_env_vars()))
       return ObjectError{"request.object", *err};
     policy::evaluate(policy, s.pod, options, s.one);
     const policy::TemplateMatch* old = same_template(s.old_templates, t.field);
     if (old && !s.one.exempt &&
         !policy::decode_pod_template(s.old_identity, simdjson::minify(old->element), false, old->prefix,
-                                     old->pointer, s.old_pod, s.old_object_doc, policy.gpu_env_vars())) {
+                                     old->pointer, old->pod_spec, s.old_pod, s.old_object_doc, policy.gpu_env_vars())) {
       policy::evaluate(policy, s.old_pod, options, s.old_decision);
       policy::keep_new_findings(s.one, s.old_decision);
     }

@@ -160,7 +160,8 @@ std::optional<std::string> read_files_into(const std::vector<std::string>& paths
     ordered.emplace_back(static_cast<size_t>(it - kinds.begin()), &o);
   }
   std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  simdjson::dom::parser parser;
+  simdjson::dom::parser parser;  // files hold what a cluster stores: as deep
+  if (cluster::allow_stored_depth(parser)) return std::string("out of memory for the JSON parser");
   for (const auto& [index, o] : ordered) {
     AuditKind kind = kinds[index];
     const std::string api_version = o->object["apiVersion"].get<std::string>();

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include "policy/dra/claim_decoder.h"
+#include "webhook/cluster/watch_decoder.h"
 #include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook {
@@ -28,7 +29,7 @@ bool InputClaims::add(const Json& object, const std::string& default_namespace) 
   auto entry = std::make_unique<Entry>();
   entry->text = to_json_text(object);
   simdjson::dom::element root;
-  if (entry->parser.parse(entry->text).get(root)) return false;
+  if (cluster::allow_stored_depth(entry->parser) || entry->parser.parse(entry->text).get(root)) return false;
   if (policy::decode_claim(root, entry->view)) return false;
   entry->namespace_name = entry->view.namespace_name.empty() ? default_namespace : std::string(entry->view.namespace_name);
   entries_.push_back(std::move(entry));

@@ -8,6 +8,7 @@
 #include "policy/decoding/pod_decoder.h"
 #include "policy/config/template_finder.h"
 #include "webhook/admission/review_decision.h"
+#include "webhook/cluster/watch_decoder.h"
 #include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook {
@@ -19,6 +20,13 @@ std::string string_at(const Json& obj, const char* a, const char* b = nullptr) {
   if (!b) return v.is_string() ? v.get<std::string>() : "";
   if (!v.is_object() || !v.contains(b) || !v[b].is_string()) return "";
   return v[b].get<std::string>();
+}
+
+// Parses an object's JSON text with the depth the API server stores: objects read from files nest
+// that deep (kMaxObjectDepth).
+simdjson::error_code reread(simdjson::dom::parser& parser, const std::string& text, simdjson::dom::element& root) {
+  if (auto err = cluster::allow_stored_depth(parser)) return err;
+  return parser.parse(text).get(root);
 }
 
 // Judges an AdmissionReview with the webhook's own decision phase (/validate).
@@ -61,7 +69,7 @@ void judge_claim(const policy::CompiledPolicy& policy, const Json& object, const
   std::string text = to_json_text(object);
   simdjson::dom::element root;
   policy::ClaimView claim;
-  if (auto err = parser.parse(text).get(root)) {
+  if (auto err = reread(parser, text, root)) {
     r.status = OfflineResult::Status::Error;
     r.note = std::string("cannot re-read the object: ") + simdjson::error_message(err);
     return;
@@ -108,8 +116,8 @@ bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::Work
   policy::PodView pod;
   for (size_t i = 0; i < matches.size(); ++i) {
     const policy::TemplateMatch& m = matches[i];
-    if (auto err = policy::decode_pod_template(identity, simdjson::minify(m.element), false, m.prefix, m.pointer, pod,
-                                               pod_doc, policy.gpu_env_vars()))
+    if (auto err = policy::decode_pod_template(identity, simdjson::minify(m.element), false, m.prefix, m.pointer,
+                                               m.pod_spec, pod, pod_doc, policy.gpu_env_vars()))
       return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
     OfflineResult t;
     t.api_version = r.api_version;
@@ -135,7 +143,7 @@ void judge_templates(const policy::CompiledPolicy& policy, const policy::Workloa
   simdjson::dom::parser parser;
   std::string text = to_json_text(object);
   simdjson::dom::element root;
-  if (auto err = parser.parse(text).get(root)) {
+  if (auto err = reread(parser, text, root)) {
     fail(r, std::string("cannot re-read the object: ") + simdjson::error_message(err));
     return;
   }

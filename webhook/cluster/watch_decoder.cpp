@@ -3,8 +3,13 @@
 
 #include <algorithm>
 
+#include "webhook/io/yaml_json.h"
+
 namespace gpu_admission::webhook::cluster {
 namespace {
+
+// Files and standard input (`check`, `audit FILE`) hold what the API server stores: as deep.
+static_assert(kMaxObjectDepth == kMaxStoredObjectDepth);
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;

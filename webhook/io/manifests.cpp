@@ -52,6 +52,7 @@ void collect(Json object, const std::string& where, ManifestRead& out, int depth
 ManifestRead read_manifest_text(std::string_view text, const std::string& source_name) {
   ManifestRead out;
   YamlLimits limits;
+  limits.max_depth = kMaxObjectDepth;  // whatever the API server stores
   limits.record_marks = false;
   YamlParse parsed = parse_yaml_or_json(text, limits);
   if (parsed.error) {

@@ -1,6 +1,6 @@
 // parse_yaml_or_json and to_json_text (yaml_json.h): the checks every input goes through first
 // (valid UTF-8, no control characters), the choice between JSON and YAML by the first significant
-// character, and the JSON path (a depth check, then nlohmann's parser). The YAML path is
+// character, and the JSON path (a depth check, then nlohmann's parser, which does not recurse). The YAML path is
 // yaml_reader.cpp, to_yaml is yaml_writer.cpp.
 #include "webhook/io/yaml_json.h"
 
@@ -35,11 +35,13 @@ SourceMark mark_at_offset(std::string_view text, size_t offset) {
   return m;
 }
 
-// Depth check before handing JSON to a recursive parser.
-bool json_depth_ok(std::string_view text, int max_depth) {
+// The offset of the bracket that opens a level deeper than `max_depth`, or npos. Checked before
+// parsing so that the error names its place (nlohmann's parser itself keeps its stack on the heap).
+size_t too_deep_offset(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false, escaped = false;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;
@@ -48,18 +50,20 @@ bool json_depth_ok(std::string_view text, int max_depth) {
     }
     if (c == '"') in_string = true;
     else if (c == '{' || c == '[') {
-      if (++depth > max_depth) return false;
+      if (++depth > max_depth) return i;
     } else if (c == '}' || c == ']') {
       --depth;
     }
   }
-  return true;
+  return std::string_view::npos;
 }
+
+std::string too_deep_message(int max_depth) { return "nesting deeper than " + std::to_string(max_depth) + " levels"; }
 
 YamlParse parse_json(std::string_view text, const YamlLimits& limits) {
   YamlParse out;
-  if (!json_depth_ok(text, limits.max_depth)) {
-    out.error = YamlError{"nesting deeper than " + std::to_string(limits.max_depth) + " levels", {}};
+  if (size_t at = too_deep_offset(text, limits.max_depth); at != std::string_view::npos) {
+    out.error = YamlError{too_deep_message(limits.max_depth), mark_at_offset(text, at)};
     return out;
   }
   try {
@@ -140,7 +144,7 @@ bool starts_like_json(std::string_view text) {
 
 YamlParse parse_json_or_flow_yaml(std::string_view text, const YamlLimits& limits) {
   YamlParse json = parse_json(text.substr(0, 3) == kByteOrderMark ? text.substr(3) : text, limits);
-  if (!json.error) return json;
+  if (!json.error || json.error->message == too_deep_message(limits.max_depth)) return json;
   // Not valid JSON: it may still be YAML flow style. If YAML fails too, the JSON error is the
   // more useful one.
   YamlParse yaml = detail::parse_yaml_stream(text, limits);

@@ -26,8 +26,13 @@ struct YamlError {
   policy::SourceMark mark;
 };
 
+// How deep objects read from files and standard input may nest (`check`, `test`, `audit`): as deep
+// as the API server stores them (its JSON decoding refuses more than 10,000 levels), so whatever a
+// cluster holds can be read from its dump. Neither parse recurses per level (yaml_reader.cpp).
+inline constexpr int kMaxObjectDepth = 10'000;
+
 struct YamlLimits {
-  int max_depth = 128;
+  int max_depth = 128;  // policies and kubeconfigs; objects: kMaxObjectDepth
   size_t max_nodes = 1'000'000;  // after alias expansion
   bool record_marks = true;
 };

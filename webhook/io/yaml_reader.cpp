@@ -1,11 +1,13 @@
 // The YAML half of parse_yaml_or_json (internal to webhook/io/): an event-driven builder that
 // turns yaml-cpp parser events into JSON trees, with the source line/column of every field, merge
 // keys (`<<`) expanded as kubectl reads them, and guards on nesting depth, node count (aliases
-// and merges included) and duplicate keys.
+// and merges included) and duplicate keys. The builder keeps its own stack (no recursion per
+// level); a stream nested deeper than yaml-cpp reads is read again by yaml_deep.cpp's parser.
 #include "webhook/io/yaml_internal.h"
 
 #include "policy/evaluation/patch.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -125,9 +127,16 @@ class JsonBuilder : public YAML::EventHandler {
   static constexpr const char* kMergeValue = "merge key value must be a mapping or a sequence of mappings";
   using KeyMarks = std::map<std::string, SourceMark, std::less<>>;  // key -> where its value starts
 
+  // Marks are recorded, and frames keep their path, down to this depth; deeper nodes report their
+  // nearest marked ancestor's line (SourceMap::find), and a deep frame's path is built only when
+  // an error names it: kept for every frame, 10,000 levels of paths would take n^2 bytes.
+  static constexpr size_t kMarkedDepth = 128;
+
   struct Frame {
     Json value;
-    std::string path;
+    std::string path;            // when has_path
+    bool has_path = true;
+    bool merge_source = false;   // the value of `<<`, or an item of it: its path is its target's
     YAML::anchor_t anchor = 0;
     size_t first_node = 0;       // node count when the frame opened (for anchors)
     bool expecting_key = true;   // maps: the next event is a key
@@ -157,12 +166,22 @@ class JsonBuilder : public YAML::EventHandler {
       auto it = index.find(key);
       return it == index.end() ? nullptr : &(object.begin() + static_cast<std::ptrdiff_t>(it->second))->second;
     }
+    // Doubles the entries' storage, moving the values: std::vector would copy its
+    // pair<const std::string, Json> entries (their move may throw), each value a deep copy that
+    // recurses once per level of it.
+    static void grow(Json::object_t& object) {
+      Json::object_t grown;
+      grown.reserve(std::max<size_t>(4, object.capacity() * 2));
+      for (auto& entry : object) grown.emplace_back(entry.first, std::move(entry.second));
+      object.swap(grown);
+    }
     void put(const std::string& key, Json v) {
       if (Json* existing = find_key(key)) {
         *existing = std::move(v);
         return;
       }
       auto& object = value.get_ref<Json::object_t&>();
+      if (object.size() == object.capacity()) grow(object);
       object.emplace_back(key, std::move(v));  // the vector's: no second look-up
       if (object.size() == kIndexFrom) {
         for (size_t i = 0; i < object.size(); ++i) index.emplace((object.begin() + static_cast<std::ptrdiff_t>(i))->first, i);
@@ -232,14 +251,32 @@ class JsonBuilder : public YAML::EventHandler {
     return nullptr;
   }
 
+  // Whether the next child of the top frame keeps its path and mark (kMarkedDepth).
+  bool child_has_path() const { return stack_.size() <= kMarkedDepth; }
+
   // Where a child of the top frame starts: for reports (doc_.marks) and for merges (key_marks).
-  void note(const YAML::Mark& mark, const std::string& path) {
+  void note(const YAML::Mark& mark, const std::string& path, bool has_path) {
     if (!stack_.empty()) {
       Frame& top = stack_.back();
       if (top.collect && top.value.is_object()) top.key_marks[top.key] = mark_of(mark);
       if (!top.record) return;
     }
-    if (limits_.record_marks) doc_.marks.set(path, mark_of(mark));
+    if (has_path && limits_.record_marks) doc_.marks.set(path, mark_of(mark));
+  }
+
+  // The path of a frame of the stack, for errors: kept, or built from the frames above it.
+  std::string path_of(const Frame& frame) const {
+    if (frame.has_path) return frame.path;
+    std::string path;
+    const size_t end = static_cast<size_t>(&frame - stack_.data());
+    for (size_t i = 1; i <= end; ++i) {
+      const Frame& f = stack_[i];
+      const Frame& parent = stack_[i - 1];
+      if (f.has_path) path = f.path;
+      else if (!f.merge_source)
+        path = parent.value.is_array() ? policy::index_path(path, parent.value.size()) : policy::child_path(path, parent.key);
+    }
+    return path;
   }
 
   // Adds the keys of `source` to `target`: keys already merged by this `<<` (from an earlier
@@ -255,7 +292,8 @@ class JsonBuilder : public YAML::EventHandler {
           target.agreed.insert(key);
           continue;
         }
-        fail(mark, "key \"" + key + "\"" + (target.path.empty() ? "" : " in " + target.path) +
+        const std::string where = path_of(target);
+        fail(mark, "key \"" + key + "\"" + (where.empty() ? "" : " in " + where) +
                        " is written before \"<<\" and merged with another value: kubectl (go-yaml v2) would use the "
                        "merged value, YAML 1.1 the written one; put \"<<\" first");
         return;
@@ -265,7 +303,8 @@ class JsonBuilder : public YAML::EventHandler {
       auto km = marks.find(key);
       SourceMark at = km != marks.end() ? km->second : mark_of(mark);
       if (target.collect) target.key_marks[key] = at;
-      if (target.record && limits_.record_marks) doc_.marks.set(policy::child_path(target.path, key), at);
+      if (target.record && target.has_path && limits_.record_marks)
+        doc_.marks.set(policy::child_path(target.path, key), at);
     }
   }
 
@@ -278,7 +317,8 @@ class JsonBuilder : public YAML::EventHandler {
     }
     if (merge_key) {
       if (top.has_merge) {
-        fail(mark, "duplicate key \"<<\"" + (top.path.empty() ? "" : " in " + top.path));
+        const std::string where = path_of(top);
+        fail(mark, "duplicate key \"<<\"" + (where.empty() ? "" : " in " + where));
         return;
       }
       top.has_merge = true;
@@ -291,7 +331,8 @@ class JsonBuilder : public YAML::EventHandler {
     if (top.find_key(top.key)) {
       auto merged = top.merged.find(top.key);
       if (merged == top.merged.end()) {
-        fail(mark, "duplicate key \"" + top.key + "\"" + (top.path.empty() ? "" : " in " + top.path));
+        const std::string where = path_of(top);
+        fail(mark, "duplicate key \"" + top.key + "\"" + (where.empty() ? "" : " in " + where));
         return;
       }
       top.merged.erase(merged);  // written after `<<`: replaces the merged value
@@ -357,8 +398,9 @@ class JsonBuilder : public YAML::EventHandler {
       fail(v.is_null() && !top.merge_list ? top.key_mark : mark, kMergeValue);
       return;
     }
-    std::string path = next_path(mark);
-    note(mark, path);
+    const bool has_path = child_has_path();
+    const std::string path = has_path ? next_path(mark) : std::string();
+    note(mark, path, has_path);
     if (anchor) anchors_[anchor] = Anchored{v, 1, {}};
     attach(std::move(v), {}, mark);
   }
@@ -382,12 +424,15 @@ class JsonBuilder : public YAML::EventHandler {
         return;
       }
       frame.merge_list = container.is_array();
-      frame.path = target->path;
+      frame.merge_source = true;
+      frame.has_path = target->has_path;
+      if (frame.has_path) frame.path = target->path;
       frame.record = false;
       frame.collect = container.is_object();
     } else {
-      frame.path = next_path(mark);
-      note(mark, frame.path);
+      frame.has_path = child_has_path();
+      if (frame.has_path) frame.path = next_path(mark);
+      note(mark, frame.path, frame.has_path);
       frame.record = stack_.empty() || stack_.back().record;
       frame.collect = anchor != 0 && container.is_object();
     }
@@ -424,30 +469,48 @@ class JsonBuilder : public YAML::EventHandler {
   bool stalled_ = false;
 };
 
+// The documents read, or the builder's error (then no documents).
+YamlParse finish(const JsonBuilder& builder, YamlParse& out) {
+  if (builder.error) {
+    YamlError error = *builder.error;
+    if (builder.stalled() || error.message.rfind("invalid YAML", 0) != 0) error.message = "invalid YAML: " + error.message;
+    out.documents.clear();
+    out.error = std::move(error);
+  }
+  return std::move(out);
+}
+
+// The stream read by libyaml (yaml_deep.cpp), for what yaml-cpp cannot read as deep.
+YamlParse parse_deep_yaml_stream(std::string_view text, const YamlLimits& limits) {
+  YamlParse out;
+  JsonBuilder builder(limits, out);
+  if (auto error = detail::parse_deep_yaml(text, builder, [&] { return builder.error.has_value(); }))
+    builder.fail(error->mark, "invalid YAML: " + error->message);
+  return finish(builder, out);
+}
+
 }  // namespace
 
 namespace detail {
 
 YamlParse parse_yaml_stream(std::string_view text, const YamlLimits& limits) {
   YamlParse out;
-  std::istringstream stream{std::string(text)};
   JsonBuilder builder(limits, out);
   try {
+    std::istringstream stream{std::string(text)};
     YAML::Parser parser(stream);
     while (!builder.error && parser.HandleNextDocument(builder)) {
     }
+  } catch (const YAML::DeepRecursion&) {
+    // yaml-cpp stops at 500 levels: unless the builder's own depth limit stopped first, the
+    // stream is read again by the parser that goes as deep as the limits allow.
+    if (!builder.error) return parse_deep_yaml_stream(text, limits);
   } catch (const YAML::Exception& e) {
     builder.fail(e.mark, "invalid YAML: " + e.msg);
   } catch (const std::exception& e) {
     builder.fail(YAML::Mark::null_mark(), std::string("invalid YAML: ") + e.what());
   }
-  if (builder.error) {
-    if (builder.stalled() || builder.error->message.rfind("invalid YAML", 0) != 0)
-      builder.error->message = "invalid YAML: " + builder.error->message;
-    out.documents.clear();
-    out.error = builder.error;
-  }
-  return out;
+  return finish(builder, out);
 }
 
 }  // namespace detail

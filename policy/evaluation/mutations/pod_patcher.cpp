@@ -16,11 +16,19 @@ std::string_view resource_list(bool limits) {
   return limits ? "/resources/limits/" : "/resources/requests/";
 }
 
+// A template that is a pod's spec (PodView::template_is_spec) has no metadata of its own: its pods'
+// labels and annotations come from the template it overrides, so what the mutations write there
+// reaches the view (rules see the pod as mutated) but no patch operation.
+bool outside_spec_template(const PodView& pod, std::string_view rest) {
+  return pod.template_is_spec && rest.starts_with("/metadata");
+}
+
 }  // namespace
 
 PodPatcher::PodPatcher(PodView& pod, Patch& patch) : pod_(pod), patch_(patch), base_(pod_json_pointer(pod)) {}
 
 void PodPatcher::append_pod_path(std::string& out, std::string_view rest, std::string_view key) const {
+  if (pod_.template_is_spec && rest.starts_with("/spec")) rest.remove_prefix(5);  // the template is the spec
   out += base_;
   out += rest;
   append_pointer_token(out, key);
@@ -29,7 +37,7 @@ void PodPatcher::append_pod_path(std::string& out, std::string_view rest, std::s
 void PodPatcher::append_container_path(std::string& out, const ContainerView& c, std::string_view rest,
                                        std::string_view key) const {
   out += base_;
-  out += "/spec/";
+  out += pod_.template_is_spec ? "/" : "/spec/";
   out += container_list_name(c.kind);
   out += '/';
   append_integer(out, static_cast<int64_t>(c.index));
@@ -38,10 +46,12 @@ void PodPatcher::append_container_path(std::string& out, const ContainerView& c,
 }
 
 void PodPatcher::add_object(std::string_view rest) {
+  if (outside_spec_template(pod_, rest)) return;
   patch_.add([&](std::string& out) { append_pod_path(out, rest); }, [](std::string& out) { out += "{}"; });
 }
 
 void PodPatcher::add_string(std::string_view map, std::string_view key, std::string_view value) {
+  if (outside_spec_template(pod_, map)) return;
   patch_.add([&](std::string& out) { append_pod_path(out, map, key); },
              [&](std::string& out) { append_json_string(out, value); });
 }

@@ -18,11 +18,7 @@ const std::array<RuleDef, kRuleCount>& rule_table() {
   return table;
 }
 
-std::string RuleContext::field(std::string_view pod_relative) const {
-  std::string out(pod_field_prefix(pod));
-  out += pod_relative;
-  return out;
-}
+std::string RuleContext::field(std::string_view pod_relative) const { return pod_field(pod, pod_relative); }
 
 std::string container_label(const ContainerView& c) {
   std::string out;

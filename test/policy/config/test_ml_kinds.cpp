@@ -99,14 +99,20 @@ TEST_CASE("an ML workload with only good templates is allowed, each template mut
     REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
     INFO(findings(r.decision));
     CHECK(r.decision.allowed);
-    // The tenant label lands in every template, at the template's own pointer.
-    for (const auto& path : shape.templates) {
+    // The tenant label lands in every template, at the template's own pointer; a template that
+    // is a pod spec has no metadata (its pods' labels come from the template it overrides).
+    for (size_t i = 0; i < shape.templates.size(); ++i) {
+      const std::string& path = shape.templates[i];
       std::string pointer = "/" + path;
       for (char& c : pointer)
         if (c == '.') c = '/';
       for (size_t at; (at = pointer.find('[')) != std::string::npos;) pointer.replace(at, 1, "/");
       for (size_t at; (at = pointer.find(']')) != std::string::npos;) pointer.erase(at, 1);
       INFO(pointer);
+      if (ml_shapes::is_pod_spec(shape, i)) {
+        CHECK_FALSE(r.mutated.at(Json::json_pointer(pointer)).contains("metadata"));
+        continue;
+      }
       CHECK(r.mutated.at(Json::json_pointer(pointer + "/metadata/labels/gpu-admission.io~1tenant")) == "alpha");
     }
   }
@@ -131,6 +137,56 @@ TEST_CASE("a Volcano Job is judged by its tasks, a batch/v1 Job by spec.template
   // A kubeflow.org kind the table does not know is skipped, not guessed at.
   Json notebook = {{"apiVersion", "kubeflow.org/v1"}, {"kind", "Notebook"}, {"metadata", {{"name", "n"}}}};
   CHECK(eval_any(p, notebook, "team-alpha").status == webhook::OfflineResult::Status::Skipped);
+}
+
+TEST_CASE("a TrainJob's pod overrides are judged in each Trainer version's spelling", "[ml]") {
+  const auto& p = fixture_policy();
+  auto train_job = [](const std::string& field, const std::string& entry) {
+    return Json{{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+                {"kind", "TrainJob"},
+                {"metadata", {{"name", "t"}, {"namespace", "beta-dev"}}},
+                {"spec", {{"runtimeRef", {{"name", "torch-distributed"}}}, {field, Json::array({Json::parse(entry)})}}}};
+  };
+  // The same fields (a device env var, a hostPath of a device node) as v2.0 podSpecOverrides, whose
+  // entries hold a pod spec's fields, and v2.1 podTemplateOverrides, whose entries hold a template.
+  const std::string set = R"("containers": [{"name": "node", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}],
+      "volumes": [{"name": "gpu", "hostPath": {"path": "/dev/nvidia0"}}])";
+  const std::string targets = R"("targetJobs": [{"name": "node"}])";
+  struct Spelling {
+    std::string field, entry, at;
+  };
+  for (const Spelling& s : {Spelling{"podSpecOverrides", "{" + targets + ", " + set + "}", "spec.podSpecOverrides[0]."},
+                            Spelling{"podTemplateOverrides", "{" + targets + ", \"spec\": {" + set + "}}",
+                                     "spec.podTemplateOverrides[0].spec."}}) {
+    INFO(s.field);
+    auto r = eval_any(p, train_job(s.field, s.entry), "");
+    REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+    INFO(findings(r.decision));
+    CHECK(denies_at(r.decision, policy::RuleId::GpuDeviceAccess, s.at + "containers[0].env[0]"));
+    CHECK(denies_at(r.decision, policy::RuleId::GpuDeviceAccess, s.at + "volumes[0].hostPath.path"));
+    CHECK(count_findings(r.decision, policy::RuleId::GpuDeviceAccess) == 2);
+  }
+
+  // v2.0: the override is judged as the pods it shapes (tenant labels in the view: no tenant-label
+  // finding), but it has no metadata to write them to; what the mutations write lands in the
+  // override's own fields.
+  auto ok = eval_any(p, train_job("podSpecOverrides", "{" + targets + R"(, "nodeSelector": {"gpu.example.com/pool": "h100-coop"},
+      "containers": [{"name": "node", "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]}]})"), "");
+  REQUIRE(ok.status == webhook::OfflineResult::Status::Evaluated);
+  INFO(findings(ok.decision));
+  CHECK(ok.decision.allowed);
+  CHECK(ok.decision.findings.empty());
+  REQUIRE_FALSE(ok.patch.empty());  // hide-gpus: the override's container has no GPUs
+  for (const Json& op : ok.patch) {
+    INFO(op.dump());
+    CHECK(op["path"].get<std::string>().starts_with("/spec/podSpecOverrides/0/containers/0/"));
+  }
+  CHECK_FALSE(ok.mutated["spec"]["podSpecOverrides"][0].contains("metadata"));
+
+  // An entry that is not an object is an error naming it.
+  auto bad = eval_any(p, train_job("podSpecOverrides", "7"), "");
+  CHECK(bad.status == webhook::OfflineResult::Status::Error);
+  CHECK(bad.note == "spec.podSpecOverrides[0]: must be an object (a pod spec)");
 }
 
 TEST_CASE("ML workloads: no templates is skipped, a template of the wrong type is an error naming it", "[ml]") {

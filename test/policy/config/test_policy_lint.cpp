@@ -12,15 +12,15 @@ using namespace gpu_admission;
 
 namespace {
 
-// Clean: an adversarial MIG pool without sharing, a tenant with a default pool, every rule on
-// deny (the default) and every mutation on.
+// Clean: no username exemptions (they never apply at allocation), an adversarial MIG pool without
+// sharing, a tenant with a default pool, every rule on deny (the default) and every mutation on.
 constexpr const char* kClean = R"(apiVersion: gpu-admission.io/v1alpha1
 kind: GpuAdmissionPolicy
 metadata: {name: lint}
 spec:
   exemptions:
     namespaces: [kube-system, "infra-*"]
-    usernames: ["system:serviceaccount:ci:deployer", "alice@example.com"]
+    usernames: []
   rules:
     gpu-cap: deny
   mutations:
@@ -84,8 +84,7 @@ bool has(const Linted& l, const std::string& path, const std::string& needle) {
 }
 
 std::string with_usernames(const std::string& list) {
-  return replace(kClean, R"(usernames: ["system:serviceaccount:ci:deployer", "alice@example.com"])",
-                 "usernames: " + list);
+  return replace(kClean, "usernames: []", "usernames: " + list);
 }
 
 }  // namespace

@@ -263,7 +263,7 @@ TEST_CASE("rollout: exceptions by username, and for claims (which have no pod la
   CHECK(finding(alpha_claim.decision, RuleId::GpuCap)->exception.empty());
 }
 
-TEST_CASE("rollout: lint warns before exceptions expire and about label-only security exceptions", "[rollout]") {
+TEST_CASE("rollout: lint warns before exceptions expire and about podLabels exceptions", "[rollout]") {
   auto l = load(policy_text(R"(  exceptions:
     - {name: soon, reason: r, rules: [gpu-cap], namespaces: [team-alpha], expires: "2026-09-25T00:00:00Z"}
     - {name: gone, reason: r, rules: [gpu-cap], namespaces: [team-alpha], expires: "2026-09-01T00:00:00Z"}
@@ -276,9 +276,11 @@ TEST_CASE("rollout: lint warns before exceptions expire and about label-only sec
   CHECK(has_issue(l, "spec.exceptions[0].expires", "expires at 2026-09-25T00:00:00Z (in 3 days)"));
   CHECK(has_issue(l, "spec.exceptions[1].expires", "expired at 2026-09-01T00:00:00Z and does nothing"));
   CHECK_FALSE(has_issue(l, "spec.exceptions[2].expires", ""));
-  CHECK(has_issue(l, "spec.exceptions[3]", "turns off privileged for pods by their labels alone"));
-  CHECK_FALSE(has_issue(l, "spec.exceptions[4]", "labels alone"));
-  CHECK_FALSE(has_issue(l, "spec.exceptions[5]", "labels alone"));  // gpu-cap is not a security rule
+  // Tenants write their pods' labels: a podLabels exception to a security or GPU rule, scoped or not
+  // (test/policy/config/test_policy_lint_exceptions.cpp has the rest).
+  CHECK(has_issue(l, "spec.exceptions[3].podLabels", "selects by podLabels for gpu-cap, privileged"));
+  CHECK(has_issue(l, "spec.exceptions[4].podLabels", "selects by podLabels for privileged"));
+  CHECK(has_issue(l, "spec.exceptions[5].podLabels", "selects by podLabels for gpu-cap"));
 }
 
 TEST_CASE("rollout: mig-resources says what it converted", "[rollout]") {

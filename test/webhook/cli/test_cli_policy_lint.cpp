@@ -56,6 +56,43 @@ TEST_CASE("policy lint --strict: warnings fail too", "[cli][lint]") {
   CHECK(run_cli({"policy", "show", "--strict", kExamplesPolicy}).code == 2);
 }
 
+TEST_CASE("policy lint --strict fails on exceptions any tenant can satisfy", "[cli][lint][exceptions]") {
+  // The documented rollout example is scoped by tenants and namespaces: clean.
+  CliRun example = run_cli({"policy", "lint", "--strict", kSource + "/examples/rollout/policy.yaml"});
+  INFO(describe(example));
+  CHECK(example.code == 0);
+
+  // Its exception, selected by labels and a username instead (file lines 28-33).
+  std::string text = slurp(kSource + "/examples/rollout/policy.yaml");
+  const std::string scope = "      tenants: [research]\n      namespaces: [research-debug]\n";
+  REQUIRE(text.find(scope) != std::string::npos);
+  text.replace(text.find(scope), scope.size(),
+               "      podLabels: {debug: \"true\"}\n      usernames: [\"system:serviceaccount:*:driver-debug\"]\n");
+  text.replace(text.find("rules: [privileged]"), 19, "rules: [privileged, gpu-cap]");
+  TempFile loose(text);
+  CliRun plain = run_cli({"policy", "lint", loose.path.string()});
+  INFO(describe(plain));
+  CHECK(plain.code == 0);  // warnings only
+  // Each warning on its field's line, with what to do.
+  auto warned = [&](int line, const std::string& needle) {
+    std::istringstream out(plain.out);
+    const std::string at = loose.path.string() + ":" + std::to_string(line) + ":";
+    for (std::string l; std::getline(out, l);)
+      if (l.starts_with(at) && l.find("warning: " + needle) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(warned(28, "spec.exceptions[0]: exception \"research-driver-debug\" has neither namespaces nor tenants"));
+  CHECK(warned(31, "spec.exceptions[0].podLabels: exception \"research-driver-debug\" selects by podLabels for "
+                   "privileged, gpu-cap: a pod's labels are the tenant's to write"));
+  CHECK(warned(32, "spec.exceptions[0].usernames[0]: \"system:serviceaccount:*:driver-debug\" has a * in the "
+                   "service-account namespace"));
+  CHECK(warned(32, "spec.exceptions[0].usernames: exception \"research-driver-debug\" turns off gpu-cap by "
+                   "username, but at allocation the scheduler, not the user, writes the claim status"));
+  CliRun strict = run_cli({"policy", "lint", "--strict", loose.path.string()});
+  INFO(describe(strict));
+  CHECK(strict.code == 1);
+}
+
 TEST_CASE("policy lint reads standard input", "[cli][lint]") {
   CliRun r = run_cli({"policy", "lint", "--strict", "-"}, {}, kExamplesPolicy);
   INFO(describe(r));

@@ -211,7 +211,7 @@ TEST_CASE("rule fixtures: fail fixtures are denied by their rule, pass fixtures 
 TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template", "[fixtures]") {
   // Every finding of a workload fixture points into its template (or, for the namespace, at the
   // workload's own metadata), so messages lead users to the right place in their Deployment; a
-  // claim's findings point into its devices.
+  // claim's findings point into its devices, a TrainJob's into its pod override (a pod spec).
   REQUIRE(fixture_policy().ok());
   size_t workloads = 0;
   for (auto rule : policy::kRuleNames) {
@@ -224,6 +224,7 @@ TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template
       const std::string prefix = o.result.kind == "CronJob"                 ? "spec.jobTemplate.spec.template."
                                  : o.result.kind == "ResourceClaim"         ? "spec.devices."
                                  : o.result.kind == "ResourceClaimTemplate" ? "spec.spec.devices."
+                                 : o.result.kind == "TrainJob"              ? "spec.podSpecOverrides[0]."  // v2.0
                                                                             : "spec.template.";
       for (const auto& f : o.result.decision.findings) {
         INFO("field " << f.field);
