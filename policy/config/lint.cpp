@@ -277,12 +277,6 @@ constexpr std::array<RuleId, 9> kLabelSensitiveRules = {
     RuleId::Privileged, RuleId::HostNamespaces, RuleId::GpuDeviceAccess, RuleId::MpsAdversarial, RuleId::GpuSharing,
     RuleId::GpuCap,     RuleId::TenantPool,     RuleId::MigProfile,      RuleId::GpuTolerations};
 
-// Rules that judge a pod's ResourceClaims: their findings are judged again when the scheduler
-// allocates the claim, where no requesting user is known.
-constexpr std::array<RuleId, 7> kClaimRules = {RuleId::GpuCap,     RuleId::GpuDeviceAccess, RuleId::MpsAdversarial,
-                                               RuleId::GpuSharing, RuleId::MigProfile,      RuleId::TenantPool,
-                                               RuleId::GpuTolerations};
-
 template <size_t N>
 bool listed(const std::array<RuleId, N>& table, RuleId rule) {
   return std::find(table.begin(), table.end(), rule) != table.end();
@@ -357,27 +351,27 @@ void exception_every_namespace(Lint& l) {
   }
 }
 
-// Claims are judged again when the scheduler allocates them (serve with the chart always does),
-// and the scheduler, not the user, writes the claim's status: a username exception or exemption
-// does not apply there, so what it admitted may be refused its devices.
+// Claims are judged again when the scheduler allocates them (serve with the chart always does), a
+// commit point where the pod is judged in full, and the scheduler, not the user, writes the claim's
+// status: a username exception or exemption does not apply there, so a pod with DRA claims that it
+// admitted is refused its devices, whichever rules it turns off.
 void usernames_at_allocation(Lint& l) {
   for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
     const ExceptionConfig& e = l.config.exceptions[i];
     if (e.usernames.empty()) continue;
-    const std::string rules = rules_in(e, kClaimRules);
-    if (rules.empty()) continue;
+    std::string rules;
+    for (RuleId rule : e.rules) rules += (rules.empty() ? "" : ", ") + std::string(name_of(rule));
     l.warn(exception_at(i) + ".usernames",
            "exception " + quote(e.name) + " turns off " + rules + " by username, but at allocation the scheduler, "
-           "not the user, writes the claim status: the exception does not apply there, so a pod it admitted may "
-           "never get its devices; select by namespaces or tenants instead");
+           "not the user, writes the claim status and the pod is judged in full: the exception does not apply "
+           "there, so a pod with DRA claims it admitted never gets its devices; select by namespaces or tenants "
+           "instead");
   }
   if (l.config.exempt_usernames.empty()) return;
-  std::string concerned;
-  for (RuleId rule : kClaimRules) concerned += (concerned.empty() ? "" : ", ") + std::string(name_of(rule));
   l.warn("spec.exemptions.usernames",
-         "at allocation the scheduler, not the user, writes the claim status: a username exemption does not apply "
-         "there, so a pod it admitted may never get its devices when its claims break " + concerned +
-             "; exempt namespaces instead");
+         "at allocation the scheduler, not the user, writes the claim status and the pod is judged in full: a "
+         "username exemption does not apply there, so a pod with DRA claims it admitted never gets its devices; "
+         "exempt namespaces instead");
 }
 
 using Check = void (*)(Lint&);

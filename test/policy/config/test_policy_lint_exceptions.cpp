@@ -108,7 +108,7 @@ TEST_CASE("lint: an exception that selects by podLabels for a security or GPU ru
 }
 
 TEST_CASE("lint: an exception's username glob whose * spans a service-account namespace", "[lint][exceptions]") {
-  // privileged does not judge claims: the only warning is about the glob.
+  // Besides the glob's warning, only the one every usernames exception gets (not at allocation).
   for (const std::string pattern : {"system:serviceaccount:*:argo", "system:serviceaccount:team-*:x", "system:*", "*"}) {
     INFO("pattern " << pattern);
     Linted l = lint(exception("privileged", R"(tenants: [alpha], usernames: ["system:serviceaccount:ci:x", ")" +
@@ -117,13 +117,15 @@ TEST_CASE("lint: an exception's username glob whose * spans a service-account na
     CHECK(has(l, "spec.exceptions[0].usernames[1]", "has a * in the service-account namespace"));
     CHECK(has(l, "spec.exceptions[0].usernames[1]", "any tenant can claim exception \"ex\"; name the namespace"));
     CHECK(at(l, "spec.exceptions[0].usernames[0]").empty());
-    CHECK(l.warnings.size() == 1);
+    CHECK(has(l, "spec.exceptions[0].usernames", "at allocation the scheduler"));
+    CHECK(l.warnings.size() == 2);
   }
   for (const std::string pattern : {"system:serviceaccount:ci:*", "*@example.com", "alice"}) {
     INFO("pattern " << pattern);
     Linted l = lint(exception("privileged", "tenants: [alpha], usernames: [\"" + pattern + "\"]"));
     INFO(l.load.report());
-    CHECK(l.warnings.empty());
+    CHECK(at(l, "spec.exceptions[0].usernames[0]").empty());
+    CHECK(l.warnings.size() == 1);  // at allocation only
   }
 }
 
@@ -135,7 +137,8 @@ TEST_CASE("lint: an exception that covers every namespace", "[lint][exceptions]"
       INFO(l.load.report());
       CHECK(has(l, "spec.exceptions[0]", "exception \"ex\" has neither namespaces nor tenants"));
       CHECK(has(l, "spec.exceptions[0]", "select by namespaces or tenants"));
-      CHECK(l.warnings.size() == 1);
+      CHECK(at(l, "spec.exceptions[0]").size() == 1);
+      CHECK(l.warnings.size() == (selectors.empty() ? 1 : 2));  // usernames: also not at allocation
       CHECK(l.load.report().find("lint.yaml:14:") != std::string::npos);
     }
   }
@@ -157,27 +160,27 @@ TEST_CASE("lint: an exception that covers every namespace", "[lint][exceptions]"
 }
 
 TEST_CASE("lint: username exceptions and exemptions do not apply at allocation", "[lint][exceptions]") {
-  SECTION("an exception of rules that judge claims names them") {
+  SECTION("an exception names its rules") {
     Linted l = lint(exception("privileged, gpu-cap, tenant-label, tenant-pool",
                               R"(tenants: [alpha], usernames: ["system:serviceaccount:ci:x"])"));
     INFO(l.load.report());
-    CHECK(has(l, "spec.exceptions[0].usernames", "exception \"ex\" turns off gpu-cap, tenant-pool by username"));
+    CHECK(has(l, "spec.exceptions[0].usernames",
+              "exception \"ex\" turns off privileged, gpu-cap, tenant-label, tenant-pool by username"));
     CHECK(has(l, "spec.exceptions[0].usernames", "at allocation the scheduler, not the user, writes the claim status"));
-    CHECK(has(l, "spec.exceptions[0].usernames", "may never get its devices; select by namespaces or tenants instead"));
+    CHECK(has(l, "spec.exceptions[0].usernames", "never gets its devices; select by namespaces or tenants instead"));
     CHECK(l.warnings.size() == 1);
     CHECK(l.load.report().find("lint.yaml:14:") != std::string::npos);
   }
-  SECTION("every rule that judges claims") {
-    for (const std::string rule : {"gpu-cap", "gpu-device-access", "mps-adversarial", "gpu-sharing", "mig-profile",
-                                   "tenant-pool", "gpu-tolerations"}) {
+  SECTION("every rule: an allocation judges the pod in full") {
+    for (const std::string rule : {"privileged", "host-namespaces", "gpu-device-access", "gpu-cap", "mps-adversarial",
+                                   "gpu-tolerations", "tenant-pool", "tenant-label", "mig-profile", "gpu-sharing"}) {
       INFO(rule);
       Linted l = lint(exception(rule, "tenants: [alpha], usernames: [alice]"));
       CHECK(has(l, "spec.exceptions[0].usernames", "turns off " + rule + " by username"));
     }
   }
-  SECTION("rules that never judge a claim: nothing to say") {
-    CHECK(lint(exception("privileged, host-namespaces, tenant-label", "tenants: [alpha], usernames: [alice]"))
-              .warnings.empty());
+  SECTION("no usernames: nothing to say") {
+    CHECK(lint(exception("privileged, host-namespaces, tenant-label", "tenants: [alpha]")).warnings.empty());
   }
   SECTION("any username exemption") {
     std::string head = kHead;
@@ -185,7 +188,7 @@ TEST_CASE("lint: username exceptions and exemptions do not apply at allocation",
     Linted l = lint(exception("gpu-cap", "tenants: [alpha]"), head);
     INFO(l.load.report());
     CHECK(has(l, "spec.exemptions.usernames", "a username exemption does not apply there"));
-    CHECK(has(l, "spec.exemptions.usernames", "when its claims break gpu-cap, gpu-device-access"));
+    CHECK(has(l, "spec.exemptions.usernames", "a pod with DRA claims it admitted never gets its devices"));
     CHECK(has(l, "spec.exemptions.usernames", "exempt namespaces instead"));
     CHECK(l.warnings.size() == 1);
     CHECK(l.load.report().find("lint.yaml:6:") != std::string::npos);

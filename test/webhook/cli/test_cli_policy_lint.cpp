@@ -86,8 +86,8 @@ TEST_CASE("policy lint --strict fails on exceptions any tenant can satisfy", "[c
                    "privileged, gpu-cap: a pod's labels are the tenant's to write"));
   CHECK(warned(32, "spec.exceptions[0].usernames[0]: \"system:serviceaccount:*:driver-debug\" has a * in the "
                    "service-account namespace"));
-  CHECK(warned(32, "spec.exceptions[0].usernames: exception \"research-driver-debug\" turns off gpu-cap by "
-                   "username, but at allocation the scheduler, not the user, writes the claim status"));
+  CHECK(warned(32, "spec.exceptions[0].usernames: exception \"research-driver-debug\" turns off privileged, "
+                   "gpu-cap by username, but at allocation the scheduler, not the user, writes the claim status"));
   CliRun strict = run_cli({"policy", "lint", "--strict", loose.path.string()});
   INFO(describe(strict));
   CHECK(strict.code == 1);

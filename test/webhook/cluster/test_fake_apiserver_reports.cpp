@@ -152,7 +152,7 @@ TEST_CASE("fake API server: PolicyReport writes are checked like the real server
   REQUIRE(pruned.status == 201);
   CHECK_FALSE(pruned.body.contains("spec"));
   CHECK_FALSE(pruned.body["results"][0].contains("unknown"));
-  gpu_admission::webhook::ReportSubject subject{"v1", "Pod", "train", "uid-1", {}, {}};
+  gpu_admission::webhook::ReportSubject subject{"v1", "Pod", "train", "uid-1", {}, {}, {}};
   subject.findings.push_back({});
   subject.findings.back().action = gpu_admission::policy::Action::Deny;
   subject.findings.back().message = "16 GPUs is over the cap of 8";
