@@ -32,6 +32,7 @@ Json result_json(const OfflineResult& r) {
                       {"message", f.message},
                       {"field", f.field}};
     if (f.excepted()) violation["exception"] = std::string(f.exception);  // action: what it would have been
+    if (f.would_deny()) violation["wouldDeny"] = true;  // observing: enforcement would refuse it
     violations.push_back(std::move(violation));
     if (label_of(f) == FindingLabel::Warn) warnings.push_back("[" + std::string(policy::name_of(f.rule)) + "] " + f.message);
   }

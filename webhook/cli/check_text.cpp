@@ -100,11 +100,13 @@ void print_evaluated(const OfflineResult& r, const CheckPrintOptions& options) {
     if (f.excepted())
       std::printf("        by exception %s (would %s)\n", terminal_text(f.exception).c_str(),
                   std::string(policy::name_of(f.action)).c_str());
+    else if (f.would_deny())
+      std::printf("        would deny under enforcement (mode %s)\n", std::string(policy::name_of(d.mode)).c_str());
     std::printf("        at %s\n", terminal_text(f.field).c_str());
   }
   print_patch(d.patch);
   if (!d.withheld_patch.empty()) {
-    std::printf("  not applied (enforcement audit):\n");
+    std::printf("  not applied (mode %s):\n", std::string(policy::name_of(d.mode)).c_str());
     print_patch(d.withheld_patch);
   }
   for (const auto& notice : d.notices)

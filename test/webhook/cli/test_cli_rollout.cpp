@@ -1,6 +1,7 @@
 // `check` and `test` on a staged rollout: excepted findings are shown as such (text, JSON,
-// suites' `excepted` expectation) and do not deny; under enforcement audit check's object is not
-// patched and the withheld patch and the MIG notice are shown instead.
+// suites' `excepted` expectation) and do not deny; while observing (warn, audit) check's object is
+// not patched, the withheld patch and the MIG notice are shown instead, and the findings are
+// enforcement's, what it would deny marked as such.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -74,8 +75,35 @@ TEST_CASE("check: under enforcement audit nothing is patched and the withheld pa
   REQUIRE(r.contains("withheldPatch"));
   CHECK(r["withheldPatch"].dump().find("mig-1g.10gb") != std::string::npos);
   auto text = run_cli({"check", "--policy", policy.path.string(), pod.path.string()});
-  CHECK(text.out.find("not applied (enforcement audit)") != std::string::npos);
+  CHECK(text.out.find("not applied (mode audit)") != std::string::npos);
   CHECK(text.out.find("would have converted nvidia.com/gpu: 2") != std::string::npos);
+}
+
+TEST_CASE("check: observing shows what enforcement would deny, and changes nothing", "[cli][rollout]") {
+  for (const std::string mode : {"audit", "warn"}) {
+    INFO(mode);
+    std::string observing = kPolicy;
+    observing.replace(observing.find("spec:\n"), 6, "spec:\n  enforcement: " + mode + "\n");
+    TempFile policy(observing);
+    std::string host_pid = kPod;  // privileged is excepted in team-alpha; hostPID is not
+    host_pid.replace(host_pid.find("spec:\n"), 6, "spec:\n  hostPID: true\n");
+    TempFile pod(host_pid);
+    auto out = run_cli({"check", "-o", "json", "--policy", policy.path.string(), pod.path.string()});
+    INFO(out.out << out.err);
+    REQUIRE(out.code == 0);
+    const json r = json::parse(out.out)["results"][0];
+    CHECK(r["allowed"] == true);
+    CHECK(r["patch"].empty());
+    bool would_deny = false;
+    for (const auto& v : r["violations"])
+      if (v["rule"] == "host-namespaces") would_deny = v.value("wouldDeny", false);
+    CHECK(would_deny);
+    // The same pod's tenant-pool and tenant-label findings are not there: it is judged as mutated.
+    CHECK(out.out.find("tenant-pool") == std::string::npos);
+    CHECK(out.out.find("tenant-label") == std::string::npos);
+    auto text = run_cli({"check", "--policy", policy.path.string(), pod.path.string()});
+    CHECK(text.out.find("would deny under enforcement (mode " + mode + ")") != std::string::npos);
+  }
 }
 
 TEST_CASE("test: the excepted expectation", "[cli][rollout]") {
