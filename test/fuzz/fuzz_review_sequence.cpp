@@ -270,12 +270,15 @@ void tenant_step(Program& p, Harness& h, const std::string& uid) {
   namespace cp = commit_points;
   const uint8_t op = p.byte();
   const bool have_pod = !h.pods.tenant_pod.empty();
-  auto update = [&](const json& object, const char* step, bool commit_point) {
+  // `moves`: a re-point or an ungating, a commit point when it changes the pod (re-pointing where
+  // it already points, or ungating an ungated pod, changes nothing and starts nothing).
+  auto update = [&](const json& object, const char* step, bool moves) {
+    const json old_object = json::parse(h.pods.tenant_pod);
     json review = envelope(uid, kPodKind, "pods", object, "UPDATE");
-    review["request"]["oldObject"] = json::parse(h.pods.tenant_pod);
+    review["request"]["oldObject"] = old_object;
     if (answer(h, webhook::Endpoint::Validate, review)["allowed"] != true) return;
     h.pods.tenant_pod = object.dump();
-    if (commit_point) check_admitted_now(h, uid, step);
+    if (moves && object != old_object) check_admitted_now(h, uid, step);
   };
   switch (have_pod ? op % 6 : 0) {
     case 0: {
