@@ -63,6 +63,7 @@ void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const 
   if (exempt(policy, ns, options, out)) return;
   const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels);
   out.tenant = tenant;
+  out.mode = policy.mode_for(tenant);
   std::array<std::byte, 2048> arena_bytes;  // the count's lists: no heap for a common claim
   std::pmr::monotonic_buffer_resource arena(arena_bytes.data(), arena_bytes.size());
   const GpuCounting counting = gpu_counting(policy, nullptr);

@@ -64,6 +64,7 @@ std::vector<std::string> withheld_changes(const Decision& d) {
 void merge_template_decision(Decision& whole, const Decision& one, bool first) {
   if (first) {
     whole.tenant = one.tenant;
+    whole.mode = one.mode;
     whole.pool = one.pool;
     whole.slices_per_gpu = one.slices_per_gpu;
   }

@@ -75,7 +75,7 @@ std::vector<std::string> withheld_changes(const Decision& decision);
 
 // Adds the decision of one pod template to the decision of its whole object (kinds with several
 // templates, such as ML workloads): denied when any template is, findings of all templates (their fields start
-// at the object's root), tenant and pool of the first, patches of all.
+// at the object's root), tenant, mode and pool of the first, patches of all.
 void merge_template_decision(Decision& whole, const Decision& one, bool first);
 
 }  // namespace gpu_admission::policy

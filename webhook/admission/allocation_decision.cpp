@@ -172,6 +172,7 @@ std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const
   policy::evaluate(policy, s.reserved_pod, options, s.one);
   if (s.one.exempt) return std::nullopt;
   if (!out.tenant) out.tenant = s.one.tenant;
+  out.mode = s.one.mode;  // the claim's namespace: every reserved pod's tenant and mode
   if (!out.pool) out.pool = s.one.pool;
   for (auto& f : s.one.findings) {
     f.message = "pod " + pod_key(s.claim, consumer) + ": " + f.message;

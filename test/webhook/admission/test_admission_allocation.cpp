@@ -330,3 +330,20 @@ TEST_CASE("allocation: the claim the scheduler makes for DRA-backed extended res
   CHECK(resp["allowed"] == false);
   CHECK(message_of(resp).find("does not refer to ResourceClaim train-extended-resources-x") != std::string::npos);
 }
+
+TEST_CASE("allocation: while the tenant observes, what would be refused is recorded in the tenant's mode",
+          "[admission][allocation][rollout]") {
+  AllocationFixture f;
+  auto load = webhook::load_policy_text(kPolicy, "codec.yaml", {webhook::unix_now(), policy::Enforcement::Audit});
+  REQUIRE(load.ok());
+  f.holder.set(load.policy);
+  f.add_pod(claim_pod("train", "c1"));
+  const json resp = f.allocate(claim("c1", whole_gpus(4)));
+  INFO(resp.dump());
+  CHECK(resp["allowed"] == true);
+  const std::string metrics = f.metrics.serialize();
+  INFO(metrics);
+  CHECK(metrics.find(R"(gpu_admission_rule_results_total{action="deny",mode="audit",rule="gpu-cap",tenant="alpha"} 1)") !=
+        std::string::npos);
+  CHECK(metrics.find(R"(mode="enforce",rule="gpu-cap",tenant="alpha"} 1)") == std::string::npos);
+}
