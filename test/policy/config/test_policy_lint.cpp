@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "webhook/io/policy_file.h"
+#include "test/policy/config/lint_test_support.h"
 
 using namespace gpu_admission;
+using namespace lint_test;
 
 namespace {
 
@@ -52,36 +53,7 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text.replace(pos, from.size(), to);
 }
 
-struct Linted {
-  webhook::PolicyLoad load;
-  std::vector<policy::Issue> warnings;
-};
-
-Linted lint(const std::string& text) {
-  Linted out{webhook::load_policy_text(text, "lint.yaml"), {}};
-  INFO(out.load.report());
-  REQUIRE(out.load.ok());  // warnings never block
-  for (const auto& issue : out.load.issues) {
-    CHECK(issue.severity == policy::Issue::Severity::Warning);
-    CHECK(issue.message.find('\n') == std::string::npos);  // one line
-    out.warnings.push_back(issue);
-  }
-  return out;
-}
-
-// The warnings at `path`.
-std::vector<std::string> at(const Linted& l, const std::string& path) {
-  std::vector<std::string> out;
-  for (const auto& w : l.warnings)
-    if (w.path == path) out.push_back(w.message);
-  return out;
-}
-
-bool has(const Linted& l, const std::string& path, const std::string& needle) {
-  auto messages = at(l, path);
-  return std::any_of(messages.begin(), messages.end(),
-                     [&](const std::string& m) { return m.find(needle) != std::string::npos; });
-}
+Linted lint(const std::string& text) { return lint_text(text); }
 
 std::string with_usernames(const std::string& list) {
   return replace(kClean, "usernames: []", "usernames: " + list);

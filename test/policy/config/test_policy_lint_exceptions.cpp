@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "webhook/io/policy_file.h"
+#include "test/policy/config/lint_test_support.h"
 
 using namespace gpu_admission;
+using namespace lint_test;
 
 namespace {
 
@@ -30,35 +31,9 @@ spec:
   exceptions:
 )";
 
-struct Linted {
-  webhook::PolicyLoad load;
-  std::vector<policy::Issue> warnings;
-};
-
 // The policy with `exceptions` (list items, indented 4) appended.
 Linted lint(const std::string& exceptions, const std::string& head = kHead) {
-  Linted out{webhook::load_policy_text(head + exceptions, "lint.yaml"), {}};
-  INFO(out.load.report());
-  REQUIRE(out.load.ok());  // warnings never block
-  for (const auto& issue : out.load.issues) {
-    CHECK(issue.severity == policy::Issue::Severity::Warning);
-    CHECK(issue.message.find('\n') == std::string::npos);
-    out.warnings.push_back(issue);
-  }
-  return out;
-}
-
-std::vector<std::string> at(const Linted& l, const std::string& path) {
-  std::vector<std::string> out;
-  for (const auto& w : l.warnings)
-    if (w.path == path) out.push_back(w.message);
-  return out;
-}
-
-bool has(const Linted& l, const std::string& path, const std::string& needle) {
-  auto messages = at(l, path);
-  return std::any_of(messages.begin(), messages.end(),
-                     [&](const std::string& m) { return m.find(needle) != std::string::npos; });
+  return lint_text(head + exceptions);
 }
 
 std::string exception(const std::string& rules, const std::string& selectors, const std::string& name = "ex") {
