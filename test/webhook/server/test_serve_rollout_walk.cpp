@@ -231,20 +231,22 @@ Findings findings_of(const Json& decision_line) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "[rollout][binary][docs]") {
+// The walk's state: the document's blocks, and what observing recorded (pod -> findings).
+struct Walk {
   TempDir dir;
   const std::string observe = block("policy-observe");
   const std::string tenant_by_tenant = block("policy-tenant");
   const Json train = yaml_object(block("train-pod"));
   const Json probe_line = json_block("probe-log");
   const Json train_line = json_block("decision-log");
-  std::map<std::string, Findings> observed;  // pod -> what observing recorded
+  std::map<std::string, Findings> observed;
 
-  {
-    INFO("step 1-2: observe (the chart's default, --enforcement audit)");
-    Webhook w(dir, "audit", observe);
+  static std::string key(const Json& pod) {
+    return pod["metadata"]["namespace"].get<std::string>() + "/" + pod["metadata"]["name"].get<std::string>();
+  }
+
+  // Steps 1 and 2: the probe and train.yaml are admitted and recorded as the document shows.
+  void observe_and_read(Webhook& w) {
     const std::string modes = R"("enforcement":"audit","enforcementCap":"audit","tenantModes":{"research":"audit","vision":"audit"})";
     CHECK(w.raw_line("gpu-admission serving").find(modes) != std::string::npos);
     check_doc_says(modes);
@@ -285,18 +287,21 @@ TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "
                                 R"(",tenant="research"} 1)");
     check_doc_says(R"(sum by (tenant, rule) (increase(gpu_admission_rule_results_total{action="deny"}[1d])))");
     check_doc_says(R"(sum by (tenant, mutation) (increase(gpu_admission_mutations_withheld_total[1d])))");
+  }
 
-    // What observing records, for the comparison with enforcement below (as the API server sends
-    // it: /mutate changed nothing, so /validate gets the pod as written).
+  // What observing records, for the comparison with enforcement (as the API server sends it:
+  // /mutate changed nothing, so /validate gets the pod as written).
+  void record_observed(Webhook& w) {
     int n = 0;
     for (const Json& pod : comparison_pods(train)) {
       const Request r{"observe-" + std::to_string(n++)};
       CHECK(w.validate(pod, r)["allowed"] == true);
-      observed[pod["metadata"]["namespace"].get<std::string>() + "/" + pod["metadata"]["name"].get<std::string>()] =
-          findings_of(w.decision(r.uid));
+      observed[key(pod)] = findings_of(w.decision(r.uid));
     }
+  }
 
-    // The step-4 policy while the chart is still at audit: research's own mode has no effect, said.
+  // The step-4 policy while the chart is still at audit: research's own mode has no effect, said.
+  void tenant_mode_over_cap(Webhook& w) {
     const Json reloaded = w.reload(tenant_by_tenant);
     CHECK(reloaded["tenants"] == Json{{"research", "audit"}, {"vision", "audit"}});
     const auto warnings = w.lines("a tenant's mode is above serve --enforcement and has no effect");
@@ -306,9 +311,9 @@ TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "
     CHECK(w.log().find(quote) != std::string::npos);
     check_doc_says(quote);
   }
-  {
-    INFO("step 3: warn (--enforcement warn)");
-    Webhook w(dir, "warn", observe);
+
+  // Step 3: users are warned of what enforcement would do; nothing changes.
+  void warn(Webhook& w) {
     CHECK(w.serving["tenantModes"] == Json{{"research", "warn"}, {"vision", "warn"}});
     const Request request{"warn-train"};
     const Json mutated = w.mutate(train, request);
@@ -334,9 +339,9 @@ TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "
     check_doc_says("Warning: " + probe_mutated["warnings"][0].get<std::string>());
     CHECK(doc_test::read_doc("charts/gpu-admission/templates/NOTES.txt").find(warned) != std::string::npos);
   }
-  {
-    INFO("step 4: enforce one tenant (--enforcement enforce, spec.enforcement audit, research enforce)");
-    Webhook w(dir, "enforce", tenant_by_tenant);
+
+  // Step 4: research enforces, vision and namespace default observe.
+  void enforce_one_tenant(Webhook& w) {
     const std::string modes = R"("enforcement":"audit","enforcementCap":"enforce","tenantModes":{"research":"enforce","vision":"audit"})";
     CHECK(w.raw_line("gpu-admission serving").find(modes) != std::string::npos);
     check_doc_says(modes);
@@ -355,8 +360,10 @@ TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "
     CHECK(w.decision("tenant-vision")["findings"][0]["wouldDeny"] == true);
     // Namespace default has spec.enforcement (audit) here: the probe is only recorded.
     CHECK(w.validate(probe_pod(), {"tenant-probe", "kubernetes-admin", true})["allowed"] == true);
+  }
 
-    INFO("step 5: enforce all (the enforcement lines deleted), then an exception that expires");
+  // Step 5: every tenant enforces; enforcement acts on exactly what observing recorded.
+  std::string enforce_all(Webhook& w) {
     std::string all;
     for (const std::string& line : doc_test::lines_of(tenant_by_tenant))
       if (line.find("enforcement:") == std::string::npos) all += line + "\n";
@@ -371,19 +378,20 @@ TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "
     CHECK(denial.ends_with(R"( [privileged] container "gpu-admission-probe" is privileged)"));
     check_doc_says(denial);
     CHECK(doc_test::read_doc("charts/gpu-admission/templates/NOTES.txt").find(denial) != std::string::npos);
-
-    // Observing recorded exactly what enforcement acts on, pod by pod.
     int n = 0;
     for (const Json& pod : comparison_pods(train)) {
-      const std::string key = pod["metadata"]["namespace"].get<std::string>() + "/" + pod["metadata"]["name"].get<std::string>();
       const Request r{"enforce-" + std::to_string(n++)};
       w.chain(pod, r);
-      INFO(key);
-      CHECK_FALSE(observed[key].empty());
-      CHECK(findings_of(w.decision(r.uid)) == observed[key]);
+      INFO(key(pod));
+      CHECK_FALSE(observed[key(pod)].empty());
+      CHECK(findings_of(w.decision(r.uid)) == observed[key(pod)]);
     }
+    return all;
+  }
 
-    // The exception, expiring a few seconds from now (the document's time replaced).
+  // Step 5's exception, expiring a few seconds from now (the document's time replaced): it
+  // admits until then, then refuses saying so, and serve logs the expiry once.
+  void exception_expires(Webhook& w, const std::string& all) {
     std::string exception = block("exception");
     REQUIRE(exception.rfind("spec:\n", 0) == 0);
     exception.erase(0, 6);
@@ -412,4 +420,27 @@ TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "
     REQUIRE(expiries.size() == 1);
     CHECK(expiries[0]["exception"] == "vision-debug-pods");
   }
+};
+
+}  // namespace
+
+TEST_CASE("the rollout of docs/deployment.md, run through serve step by step", "[rollout][binary][docs]") {
+  Walk walk;
+  {
+    INFO("steps 1-2: observe (the chart's default, --enforcement audit), read what would be denied");
+    Webhook w(walk.dir, "audit", walk.observe);
+    walk.observe_and_read(w);
+    walk.record_observed(w);
+    walk.tenant_mode_over_cap(w);
+  }
+  {
+    INFO("step 3: warn (--enforcement warn)");
+    Webhook w(walk.dir, "warn", walk.observe);
+    walk.warn(w);
+  }
+  INFO("steps 4-5: --enforcement enforce; one tenant, then all, then an exception that expires");
+  Webhook w(walk.dir, "enforce", walk.tenant_by_tenant);
+  walk.enforce_one_tenant(w);
+  const std::string all = walk.enforce_all(w);
+  walk.exception_expires(w, all);
 }
