@@ -125,4 +125,14 @@ $KUBECTL -n "$NS" rollout status "deployment/$SVC" --timeout=300s
 echo "==> webhook configurations (failurePolicy $FAILURE_POLICY)"
 apply_webhooks
 
-echo "gpu-admission is installed. Try: kubectl run probe --image=busybox --privileged --dry-run=server -n default -- true"
+# The probe's answer depends on the mode (docs/deployment.md, "Check the installation"): namespace
+# default is in no tenant, so it has the policy's spec.enforcement under ENFORCEMENT.
+echo "gpu-admission is installed (enforcement $ENFORCEMENT). Probe it (a server-side dry run, nothing is created):"
+echo "  $KUBECTL run gpu-admission-probe --image=busybox --privileged --dry-run=server -n default -- true"
+case "$ENFORCEMENT" in
+  enforce) echo 'It is refused: ... denied the request: [privileged] container "gpu-admission-probe" is privileged' ;;
+  warn) echo 'It is created (dry run) with: Warning: [privileged] would deny: container "gpu-admission-probe" is privileged' ;;
+  *) echo "It is created (dry run) and nothing is shown: under audit only the webhook's log has it, with \"wouldDeny\":true:"
+     echo "  $KUBECTL -n $NS logs -l app.kubernetes.io/name=gpu-admission --tail=-1 --since=5m | grep '\"name\":\"gpu-admission-probe\"'" ;;
+esac
+echo "(if the policy's privileged rule denies and its spec.enforcement is not weaker than $ENFORCEMENT)"

@@ -18,7 +18,10 @@ void warn_modes_over_cap(Logger& logger, const policy::CompiledPolicy& policy) {
   if (!cap) return;
   const auto& config = policy.config();
   for (size_t t = 0; t < config.tenants.size(); ++t) {
-    const policy::Enforcement own = config.tenants[t].enforcement.value_or(config.enforcement);
+    // Only a tenant's own setting: a mode inherited from spec.enforcement under a lower cap is
+    // the documented way to observe (the policy says what will be enforced, the chart holds it).
+    if (!config.tenants[t].enforcement) continue;
+    const policy::Enforcement own = *config.tenants[t].enforcement;
     if (static_cast<int>(own) >= static_cast<int>(*cap)) continue;
     logger.warn("a tenant's mode is above serve --enforcement and has no effect",
                 {{"tenant", config.tenants[t].name},

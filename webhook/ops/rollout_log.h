@@ -19,8 +19,8 @@ namespace gpu_admission::webhook {
 //  "tenants": {name: mode}}: for the "gpu-admission serving" and "policy reloaded" lines.
 Json rollout_fields(const policy::CompiledPolicy& policy);
 
-// Warns once per load about each tenant whose tenants[].enforcement (or spec.enforcement) is
-// stronger than the cap, which then has no effect.
+// Warns once per load about each tenant whose own tenants[].enforcement is stronger than the
+// cap, which then has no effect (a mode inherited from spec.enforcement is not warned about).
 void warn_modes_over_cap(Logger& logger, const policy::CompiledPolicy& policy);
 
 // Logs "exception expired" once per exception and policy: call policy_in_force() with each

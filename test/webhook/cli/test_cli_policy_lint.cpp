@@ -62,7 +62,7 @@ TEST_CASE("policy lint --strict fails on exceptions any tenant can satisfy", "[c
   INFO(describe(example));
   CHECK(example.code == 0);
 
-  // Its exception, selected by labels and a username instead (file lines 28-33).
+  // Its exception, selected by labels and a username instead (file lines 29-34).
   std::string text = slurp(kSource + "/examples/rollout/policy.yaml");
   const std::string scope = "      tenants: [research]\n      namespaces: [research-debug]\n";
   REQUIRE(text.find(scope) != std::string::npos);
@@ -81,12 +81,12 @@ TEST_CASE("policy lint --strict fails on exceptions any tenant can satisfy", "[c
       if (l.starts_with(at) && l.find("warning: " + needle) != std::string::npos) return true;
     return false;
   };
-  CHECK(warned(28, "spec.exceptions[0]: exception \"research-driver-debug\" has neither namespaces nor tenants"));
-  CHECK(warned(31, "spec.exceptions[0].podLabels: exception \"research-driver-debug\" selects by podLabels for "
+  CHECK(warned(29, "spec.exceptions[0]: exception \"research-driver-debug\" has neither namespaces nor tenants"));
+  CHECK(warned(32, "spec.exceptions[0].podLabels: exception \"research-driver-debug\" selects by podLabels for "
                    "privileged, gpu-cap: a pod's labels are the tenant's to write"));
-  CHECK(warned(32, "spec.exceptions[0].usernames[0]: \"system:serviceaccount:*:driver-debug\" has a * in the "
+  CHECK(warned(33, "spec.exceptions[0].usernames[0]: \"system:serviceaccount:*:driver-debug\" has a * in the "
                    "service-account namespace"));
-  CHECK(warned(32, "spec.exceptions[0].usernames: exception \"research-driver-debug\" turns off privileged, "
+  CHECK(warned(33, "spec.exceptions[0].usernames: exception \"research-driver-debug\" turns off privileged, "
                    "gpu-cap by username, but at allocation the scheduler, not the user, writes the claim status"));
   CliRun strict = run_cli({"policy", "lint", "--strict", loose.path.string()});
   INFO(describe(strict));
