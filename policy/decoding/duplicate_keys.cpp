@@ -2,6 +2,9 @@
 // kinds, the command line's input). The request path's On-Demand readers check the keys they
 // read as they read them instead (policy/decoding/json_reader.h).
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -20,7 +23,7 @@ using dom::object;
 // Duplicate keys make JSON ambiguous: simdjson finds the first, the API server's Go decoder and
 // most tools keep the last. A security check must not read a different object than the one that
 // gets stored, so an object with a duplicate key anywhere is refused.
-bool find_duplicate_key(element e, const Loc& at, std::vector<std::string_view>& keys, std::string& field,
+bool find_duplicate_key(element e, const Loc& at, std::pmr::vector<std::string_view>& keys, std::string& field,
                         std::string& key_out) {
   if (e.type() == element_type::ARRAY) {
     size_t i = 0;
@@ -68,8 +71,11 @@ bool find_duplicate_key(element e, const Loc& at, std::vector<std::string_view>&
 }  // namespace
 
 std::optional<DecodeError> find_duplicate_keys(element root) {
-  thread_local std::vector<std::string_view> keys;
-  keys.clear();
+  // The keys of one object at a time, in an arena on the stack (a large object spills to the heap
+  // for this call only).
+  std::array<std::byte, 2048> bytes;
+  std::pmr::monotonic_buffer_resource scratch(bytes.data(), bytes.size());
+  std::pmr::vector<std::string_view> keys(&scratch);
   std::string field, key;
   if (!find_duplicate_key(root, Loc{}, keys, field, key)) return std::nullopt;
   return DecodeError{field, "duplicate key " + quoted(key) + " (ambiguous JSON is refused)"};

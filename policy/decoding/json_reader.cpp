@@ -16,7 +16,7 @@ DecodeError invalid_json(simdjson::error_code code, std::string field) {
 
 namespace json {
 
-std::optional<std::string_view> first_repeated(std::vector<std::string_view>& names) {
+std::optional<std::string_view> first_repeated(std::span<std::string_view> names) {
   std::sort(names.begin(), names.end());
   const auto repeated = std::adjacent_find(names.begin(), names.end());
   if (repeated == names.end()) return std::nullopt;

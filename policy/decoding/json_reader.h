@@ -14,8 +14,11 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +75,7 @@ constexpr KeyTable<sizeof...(K)> keys(K... names) {
 
 // The first key, in sorted order, that appears twice in `names`, or nullopt; n log n. Sorts
 // `names` in place (callers pass a copy of the keys).
-std::optional<std::string_view> first_repeated(std::vector<std::string_view>& names);
+std::optional<std::string_view> first_repeated(std::span<std::string_view> names);
 
 class Reader {
  public:
@@ -240,8 +243,12 @@ class Reader {
           if (key(items[i]) == key(items[j])) return duplicate(at, key(items[i]));
       return true;
     }
-    thread_local std::vector<std::string_view> names;
-    names.clear();
+    // A copy of the keys in an arena on the stack (only maps of more than kPairwiseKeys get here;
+    // 100,000 labels spill to the heap for this call only).
+    std::array<std::byte, 4096> bytes;
+    std::pmr::monotonic_buffer_resource scratch(bytes.data(), bytes.size());
+    std::pmr::vector<std::string_view> names(&scratch);
+    names.reserve(count);
     for (size_t i = 0; i < count; ++i) names.push_back(key(items[i]));
     if (auto repeated = first_repeated(names)) return duplicate(at, *repeated);
     return true;

@@ -8,6 +8,9 @@
 // depth-0 tokens of an expression contain no `||`, `?` or `:`, its `&&` operands are exactly the
 // runs between depth-0 `&&` tokens, and each must hold for a device to be picked.
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,8 @@ struct Token {
   bool plain = true;      // String: no escapes (text is the value)
   std::string_view text;  // String: between the quotes
 };
+using Tokens = std::pmr::vector<Token>;
+using Indexes = std::pmr::vector<size_t>;
 
 constexpr size_t kNone = static_cast<size_t>(-1);
 
@@ -33,7 +38,7 @@ bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c
 
 // A quoted string at cel[i]; false for what we do not read with certainty: triple quotes,
 // unterminated strings, line breaks inside one.
-bool string_token(std::string_view cel, size_t& i, std::vector<Token>& out) {
+bool string_token(std::string_view cel, size_t& i, Tokens& out) {
   const char q = cel[i];
   if (i + 2 < cel.size() && cel[i + 1] == q && cel[i + 2] == q) return false;
   Token t{TokKind::String, true, {}};
@@ -53,7 +58,7 @@ bool string_token(std::string_view cel, size_t& i, std::vector<Token>& out) {
   return true;
 }
 
-bool op_token(std::string_view cel, size_t& i, std::vector<Token>& out) {
+bool op_token(std::string_view cel, size_t& i, Tokens& out) {
   static constexpr std::string_view kTwo[] = {"==", "!=", "<=", ">=", "&&", "||"};
   for (std::string_view op : kTwo)
     if (cel.substr(i, 2) == op) {
@@ -77,7 +82,7 @@ bool op_token(std::string_view cel, size_t& i, std::vector<Token>& out) {
   return true;
 }
 
-bool tokenize(std::string_view cel, std::vector<Token>& out) {
+bool tokenize(std::string_view cel, Tokens& out) {
   size_t i = 0;
   while (i < cel.size()) {
     const char c = cel[i];
@@ -103,7 +108,7 @@ bool tokenize(std::string_view cel, std::vector<Token>& out) {
 }
 
 // match[i]: for an opening bracket, the index of its closing one. False when unbalanced.
-bool match_brackets(const std::vector<Token>& tokens, std::vector<size_t>& match, std::vector<size_t>& stack) {
+bool match_brackets(const Tokens& tokens, Indexes& match, Indexes& stack) {
   match.assign(tokens.size(), kNone);
   stack.clear();
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -125,7 +130,7 @@ bool plain_string(const Token& t) { return t.kind == TokKind::String && t.plain;
 
 // `device.attributes['gpu.nvidia.com'].profile` (or `...['profile']`) starting at tokens[i];
 // the index after it, or kNone.
-size_t attribute_ref(const std::vector<Token>& t, size_t i, size_t end) {
+size_t attribute_ref(const Tokens& t, size_t i, size_t end) {
   if (end - i < 8) return kNone;
   if (!is(t[i], TokKind::Ident, "device") || !is(t[i + 1], TokKind::Op, ".") ||
       !is(t[i + 2], TokKind::Ident, "attributes") || !is(t[i + 3], TokKind::Open, "[") || !plain_string(t[i + 4]) ||
@@ -139,7 +144,7 @@ size_t attribute_ref(const std::vector<Token>& t, size_t i, size_t end) {
 }
 
 // The profile when tokens [b, e) are exactly `<attribute> == '<p>'` or `'<p>' == <attribute>`.
-std::optional<std::string_view> leaf_pin(const std::vector<Token>& t, size_t b, size_t e) {
+std::optional<std::string_view> leaf_pin(const Tokens& t, size_t b, size_t e) {
   size_t k = attribute_ref(t, b, e);
   if (k != kNone && k + 2 == e && is(t[k], TokKind::Op, "==") && plain_string(t[k + 1])) return t[k + 1].text;
   if (e - b >= 3 && plain_string(t[b]) && is(t[b + 1], TokKind::Op, "==") && attribute_ref(t, b + 2, e) == e)
@@ -153,10 +158,9 @@ struct Range {
 
 // Walks the `&&` chain (through wrapping parentheses) without recursion: depth is the input's.
 // False for an empty operand (`a &&`, `()`): not CEL, so nothing in it counts as a pin.
-bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match, ProfileList& out) {
-  thread_local std::vector<Range> work;  // per-thread storage: no allocation once warm
-  thread_local std::vector<size_t> cuts;
-  work.assign(1, Range{0, t.size()});
+bool collect_pins(const Tokens& t, const Indexes& match, ProfileList& out, std::pmr::memory_resource* scratch) {
+  std::pmr::vector<Range> work(1, Range{0, t.size()}, scratch);
+  Indexes cuts(scratch);
   while (!work.empty()) {
     Range r = work.back();
     work.pop_back();
@@ -191,13 +195,15 @@ bool collect_pins(const std::vector<Token>& t, const std::vector<size_t>& match,
 }  // namespace
 
 void append_pinned_mig_profiles(std::string_view cel, ProfileList& out) {
-  // Per-thread storage: counting a claim's GPUs on every request allocates nothing once warm.
-  thread_local std::vector<Token> tokens;
-  thread_local std::vector<size_t> match, stack;
-  tokens.clear();
+  // The lists live in an arena on the stack: a selector of common length allocates nothing, a
+  // long one spills to the heap for this call only.
+  std::array<std::byte, 4096> bytes;
+  std::pmr::monotonic_buffer_resource scratch(bytes.data(), bytes.size());
+  Tokens tokens(&scratch);
+  Indexes match(&scratch), stack(&scratch);
   const size_t first = out.size();
   if (!tokenize(cel, tokens) || tokens.empty() || !match_brackets(tokens, match, stack)) return;
-  if (!collect_pins(tokens, match, out)) {
+  if (!collect_pins(tokens, match, out, &scratch)) {
     out.resize(first);
     return;
   }

@@ -78,7 +78,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
         pool = &fallback;
     }
     PodPatcher patcher(pod, out.patch);
-    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, pools.pinned, gpu.claims, patcher, out.notices};
+    MutationContext ctx{policy, pod, tenant, pool, gpu_pod, pools.pinned, gpu.claims, patcher, out.notices, &arena};
     run_mutations(policy, ctx, out);
     if (!out.patch.empty()) pools = resolve_pools(policy, pod);  // judged as it now is
   }

@@ -52,7 +52,8 @@ std::string pointer_token(std::string_view key) {
 
 namespace {
 
-void append_escaped(std::string& out, unsigned char c) {
+template <typename Out>
+void append_escaped(Out& out, unsigned char c) {
   static constexpr char kHex[] = "0123456789abcdef";
   switch (c) {
     case '"': out += "\\\""; break;
@@ -92,9 +93,8 @@ size_t next_to_escape(std::string_view s, size_t from) {
   return s.size();
 }
 
-}  // namespace
-
-void append_json_string(std::string& out, std::string_view s) {
+template <typename Out>
+void append_json_string_to(Out& out, std::string_view s) {
   out += '"';
   size_t plain_from = 0;  // characters since the last escape are appended in one piece
   for (size_t i = next_to_escape(s, 0); i < s.size(); i = next_to_escape(s, plain_from)) {
@@ -105,6 +105,11 @@ void append_json_string(std::string& out, std::string_view s) {
   out.append(s.data() + plain_from, s.size() - plain_from);
   out += '"';
 }
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) { append_json_string_to(out, s); }
+void append_json_string(std::pmr::string& out, std::string_view s) { append_json_string_to(out, s); }
 
 void append_patch_json(std::string& out, const Patch& patch) {
   out += '[';

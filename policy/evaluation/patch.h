@@ -8,6 +8,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,7 @@ std::string pointer_token(std::string_view key);
 
 // Appends `s` as a JSON string literal (quoted, escaped).
 void append_json_string(std::string& out, std::string_view s);
+void append_json_string(std::pmr::string& out, std::string_view s);
 
 // The patch as a JSON array text: [{"op":"add","path":"...","value":...}, ...]
 std::string patch_to_json(const Patch& patch);

@@ -30,17 +30,13 @@ bool term_covers(const PodView& pod, const NodeSelectorTerm& term, const Pool& p
   });
 }
 
-// Pools the required node affinity names: every pool some (ORed) term names together with the
+// Whether the required node affinity names `pool`: some (ORed) term names it together with the
 // nodeSelector. A term that names a pool counts even when another term lets the pod go elsewhere:
 // the pod targets that pool.
-// Per-thread storage, reused: resolving pools allocates nothing once warm.
-const std::vector<char>& affinity_pools(const CompiledPolicy& policy, const PodView& pod) {
-  thread_local std::vector<char> named;
-  named.assign(policy.pools().size(), 0);
-  for (const auto& term : pod.required_node_affinity)
-    for (const auto& pool : policy.pools())
-      if (term_covers(pod, term, pool, term_allows)) named[pool.index] = 1;
-  return named;
+bool affinity_names(const PodView& pod, const Pool& pool) {
+  const auto& terms = pod.required_node_affinity;
+  return std::any_of(terms.begin(), terms.end(),
+                     [&](const NodeSelectorTerm& t) { return term_covers(pod, t, pool, term_allows); });
 }
 
 // Pinned (the pod names only `pool`): the nodeSelector names it, or every (ORed) term does.
@@ -70,9 +66,8 @@ const std::string* selector_contradicts(const PodView& pod, const Pool& pool) {
 PoolResolution resolve_pools(const CompiledPolicy& policy, const PodView& pod) {
   PoolResolution out;
   if (pod.node_selector.empty() && pod.required_node_affinity.empty()) return out;
-  const std::vector<char>& by_affinity = affinity_pools(policy, pod);
   for (const auto& pool : policy.pools())
-    if (by_affinity[pool.index] || selector_holds(pod, pool)) out.named.push_back(&pool);
+    if (selector_holds(pod, pool) || affinity_names(pod, pool)) out.named.push_back(&pool);
   if (out.named.size() > 1) {
     out.pool = out.named.front();
     out.pinned = true;  // several pools: tenant-pool says so, and the first is judged

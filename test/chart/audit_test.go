@@ -509,13 +509,13 @@ func TestAuditRefusals(t *testing.T) {
 		"audit.metricsPort must be a port number between 1 and 65535, got 70000")
 }
 
-// Every flag the audit Deployment passes is one `gpu-admission audit` knows. Skipped while the
-// binary has no audit command.
+// Every flag the audit Deployment passes is one `gpu-admission audit` knows. A binary without
+// the audit command fails the test: the chart would deploy a pod that cannot start.
 func TestAuditAcceptsTheChartsFlags(t *testing.T) {
 	bin := binary(t)
-	out, _ := exec.Command(bin, "audit", "--help").CombinedOutput()
-	if strings.Contains(string(out), `unknown command "audit"`) {
-		t.Skipf("SKIP: %s has no audit command yet, so the audit Deployment's flags are not checked", bin)
+	out, err := exec.Command(bin, "audit", "--help").CombinedOutput()
+	if err != nil || strings.Contains(string(out), `unknown command "audit"`) {
+		t.Fatalf("%s audit --help failed (%v): the chart's audit Deployment runs that command\n%s", bin, err, out)
 	}
 	_, c := auditPod(t, renderValues(t, "audit: {enabled: true}"))
 	for _, a := range strs(c, "args") {

@@ -1,6 +1,7 @@
 // The folder picture of policy/ holds: every source file lives in one of the pipeline's folders,
 // each folder has a README.md saying what lives there, and no file includes from a folder later
-// in the pipeline than its own (policy/CMakeLists.txt lists the order).
+// in the pipeline than its own (policy/CMakeLists.txt lists the order); and the engine keeps no
+// per-thread state.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -75,5 +76,16 @@ TEST_CASE("every policy/ folder says what lives there", "[layers]") {
     const fs::path readme = kPolicyDir / layer / "README.md";
     INFO(readme.string());
     CHECK(read_text(readme).size() > 100);
+  }
+}
+
+TEST_CASE("policy/ keeps no per-thread state: scratch memory comes from the caller's arena", "[layers]") {
+  // The engine is a pure function of its inputs; per-thread buffers hide state between requests
+  // (and one returned by reference outlives the call that filled it).
+  for (const auto& entry : fs::recursive_directory_iterator(kPolicyDir)) {
+    const fs::path& path = entry.path();
+    if (!entry.is_regular_file() || (path.extension() != ".h" && path.extension() != ".cpp")) continue;
+    INFO(fs::relative(path, kPolicyDir).string());
+    CHECK(read_text(path).find("thread_local") == std::string::npos);
   }
 }

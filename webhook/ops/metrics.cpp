@@ -95,6 +95,7 @@ void Metrics::observe_request(std::string_view endpoint, std::string_view operat
         .Increment();
     impl_->durations_observed[e].observe(seconds);
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -110,6 +111,7 @@ void Metrics::count_rule_result(policy::RuleId rule, policy::Action action, Tena
         .get(rule_series_index(r, a, m), impl_->registration, [&] { return rule_series_labels(r, a, m, block.name); })
         .Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -125,6 +127,7 @@ void Metrics::count_mutation_withheld(policy::MutationId mutation, TenantLabel t
              })
         .Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -132,6 +135,7 @@ void Metrics::exception_applied(std::string_view exception, std::string_view rul
   try {
     impl_->exception_series.get(exception, rule).Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -144,6 +148,7 @@ void Metrics::count_mutation(policy::MutationId mutation) {
              [&] { return prometheus::Labels{{"mutation", std::string(policy::name_of(mutation))}}; })
         .Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -154,6 +159,7 @@ void Metrics::count_exemption(std::string_view by) {
         .get(b, impl_->registration, [&] { return prometheus::Labels{{"by", std::string(kExemptionKinds[b])}}; })
         .Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -169,6 +175,7 @@ void Metrics::set_policy(const policy::CompiledPolicy& policy) {
     impl_->last_reload_timestamp->Set(std::chrono::duration<double>(now).count());
     impl_->last_reload_success->Set(1);
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -191,6 +198,7 @@ void Metrics::set_policy_info(const std::string& name, const std::string& hash) 
     impl_->current_policy_info = &impl_->policy_info.Add({{"name", name}, {"hash", hash}});
     impl_->current_policy_info->Set(1);
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -230,6 +238,7 @@ void Metrics::count_http_error(int code) {
     }
     counter->Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -245,6 +254,7 @@ std::string Metrics::serialize() const {
     prometheus::TextSerializer().Serialize(out, impl_->registry->Collect());
     return out.str();
   } catch (...) {
+    impl_->update_failed();
     return "";
   }
 }

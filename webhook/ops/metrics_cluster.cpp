@@ -41,6 +41,7 @@ void Metrics::set_cluster_objects(std::string_view resource, double count) {
              [&] { return prometheus::Labels{{"resource", std::string(kClusterResources[r])}}; })
         .Set(count);
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -52,6 +53,7 @@ void Metrics::set_cluster_synced(std::string_view resource, bool synced) {
              [&] { return prometheus::Labels{{"resource", std::string(kClusterResources[r])}}; })
         .Set(synced ? 1 : 0);
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -67,6 +69,7 @@ void Metrics::count_cluster_watch_restart(std::string_view resource, std::string
              })
         .Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -82,6 +85,7 @@ void Metrics::count_cluster_lookup(std::string_view resource, std::string_view r
              })
         .Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 
@@ -93,6 +97,7 @@ void Metrics::count_cluster_decode_error(std::string_view resource) {
              [&] { return prometheus::Labels{{"resource", std::string(kClusterResources[r])}}; })
         .Increment();
   } catch (...) {
+    impl_->update_failed();
   }
 }
 

@@ -269,6 +269,12 @@ struct Metrics::Impl {
   prometheus::Counter* certificate_reload_failure = &certificate_reloads.Add({{"result", "failure"}});
   prometheus::Gauge* expiry = &certificate_expiry.Add({});
   prometheus::Counter* internal_error_count = &internal_errors.Add({});
+  Counters& metric_errors = counter("gpu_admission_metric_update_errors_total",
+                                    "Metric updates that failed (the request was answered; only its metrics are "
+                                    "missing): non-zero means the figures undercount.");
+  prometheus::Counter* metric_error_count = &metric_errors.Add({});
+  // A metric update that threw (out of memory, a registry error): counted, never passed on.
+  void update_failed() noexcept { metric_error_count->Increment(); }
 
   std::mutex info_mutex;
   prometheus::Gauge* current_policy_info = nullptr;

@@ -103,7 +103,7 @@ bool convert_list(MutationContext& ctx, ContainerView& c, bool limits, const Mig
 
 // Converts every container and appends the names of those it changed to `out` as a JSON list's
 // items. Returns false when it changed none.
-bool convert_mixed(MutationContext& ctx, const MigProfileEntry& profile, std::string& out) {
+bool convert_mixed(MutationContext& ctx, const MigProfileEntry& profile, std::pmr::string& out) {
   bool any = false;
   std::vector<Converted> converted;
   for (auto& c : ctx.pod.containers) {
@@ -132,9 +132,8 @@ bool mutate_mig_resources(MutationContext& ctx) {
   const MigProfileEntry* profile = chosen_profile(ctx);
   if (!profile) return false;
 
-  // The annotation's JSON record, built in a per-thread buffer (no allocation per review).
-  thread_local std::string record;
-  record.clear();
+  // The annotation's JSON record, built in the evaluation's arena (no allocation per review).
+  std::pmr::string record(ctx.scratch);
   if (pool.mig_strategy == MigStrategy::Single) {
     bool found = false;
     ctx.pod.node_selector_value(kGpuProductLabel, &found);

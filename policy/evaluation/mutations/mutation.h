@@ -3,6 +3,7 @@
 // patch produces. Mutations are idempotent: on an already mutated pod they change nothing.
 #pragma once
 
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,7 @@ struct MutationContext {
   const PodClaims& claims;  // the pod's DRA claims, resolved
   PodPatcher& patcher;
   std::vector<std::string>& notices;  // Decision::notices
+  std::pmr::memory_resource* scratch;  // the evaluation's arena: strings that live for one review
 };
 
 bool mutate_mig_resources(MutationContext& ctx);

@@ -35,7 +35,6 @@ spec:
     mig-profile: off
 )";
 
-const fs::path kPsa = fs::path(test_paths::shared_dir()) / "corpora" / "psa";
 
 std::vector<fs::path> yaml_files(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -69,9 +68,8 @@ bool denied_by(const webhook::OfflineResult& r, policy::RuleId rule) {
 }  // namespace
 
 TEST_CASE("PSA v1.37 fixtures agree with privileged, host-namespaces and gpu-device-access", "[psa][corpus]") {
-  if (!fs::is_directory(kPsa)) {
-    WARN("skipped: corpus not found (" << kPsa.string() << ")");
-    std::cout << "skipped: corpus not found: " << kPsa.string() << "\n";
+  const fs::path kPsa = test_paths::corpus("psa");
+  if (kPsa.empty()) {
     return;
   }
   auto load = webhook::load_policy_text(kPolicy, "psa-conformance.yaml");

@@ -32,7 +32,6 @@ const std::string kSource = test_paths::source_dir();
 const std::string kPolicy = kSource + "/examples/policy.yaml";
 const std::string kManifests = kSource + "/examples/manifests";
 const std::string kData = kSource + "/test/data/cli";
-const std::string kCorpus = std::string(test_paths::shared_dir()) + "/corpora/gpu-manifests";
 
 // ------------------------------------------------------------------ running the binary
 
@@ -570,11 +569,9 @@ TEST_CASE("check: -o junit, one testcase per object, failures for denials", "[cl
 }
 
 TEST_CASE("check: real GPU manifests from the shared corpus", "[cli][check][corpus]") {
-  if (!fs::is_directory(kCorpus)) {
-    WARN("skipped: corpus not found at " << kCorpus);
-    return;
-  }
-  auto corpus = [](const std::string& rel) { return kCorpus + "/" + rel; };
+  const std::string kCorpus = test_paths::corpus("gpu-manifests");
+  if (kCorpus.empty()) return;
+  auto corpus = [&](const std::string& rel) { return kCorpus + "/" + rel; };
   auto one = [&](const std::string& rel, const std::string& ns, int code) {
     json doc = check_json({corpus(rel)}, code, {"--namespace", ns});
     return doc;

@@ -24,7 +24,6 @@ using nlohmann::json;
 const std::string kSource = test_paths::source_dir();
 const std::string kDraExamples = kSource + "/examples/dra";
 const std::string kData = kSource + "/test/data/dra";
-const std::string kCorpus = std::string(test_paths::shared_dir()) + "/corpora/dra-specs";
 
 json check_json(const std::vector<std::string>& args, int expected_code) {
   std::vector<std::string> all = {"check", "-o", "json"};
@@ -115,10 +114,8 @@ TEST_CASE("dra: claims and templates are judged as objects, findings at spec.dev
 }
 
 TEST_CASE("dra: NVIDIA's DRA driver manifests in an untrusted and a trusted tenant", "[cli][dra][corpus]") {
-  if (!fs::is_directory(kCorpus)) {
-    WARN("skipped: corpus not found at " << kCorpus);
-    return;
-  }
+  const std::string kCorpus = test_paths::corpus("dra-specs");
+  if (kCorpus.empty()) return;
   auto run = [&](const std::string& policy, const std::string& rel, int code) {
     return outcomes(check_json({"-p", kData + "/" + policy + "-policy.yaml", kCorpus + "/" + rel}, code));
   };

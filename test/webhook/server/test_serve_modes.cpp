@@ -107,10 +107,11 @@ std::vector<CorpusObject> load_corpus(const fs::path& root, const gpu_admission:
     for (const fs::path& file : yaml_files(root / dir, false)) files.push_back(file);
   add_objects(files, root, policy, corpus, problems);
   own = corpus.size();
-  const fs::path shared = fs::path(test_paths::shared_dir()) / "corpora";
-  const std::vector<fs::path> shared_files = yaml_files(shared / "gpu-manifests", true);
-  if (shared_files.empty()) WARN("skipped: corpus not found: " << (shared / "gpu-manifests").string());
-  add_objects(shared_files, shared, policy, corpus, problems);
+  const std::string manifests = test_paths::corpus("gpu-manifests", false);
+  if (!manifests.empty()) {
+    const fs::path shared = fs::path(manifests).parent_path();
+    add_objects(yaml_files(fs::path(manifests), true), shared, policy, corpus, problems);
+  }
   for (const auto& p : problems) FAIL_CHECK(p);
   return corpus;
 }
