@@ -6,6 +6,7 @@
 
 #include "webhook/cluster/kubeconfig_merge.h"
 #include "webhook/io/text_file.h"
+#include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook::cluster {
 namespace {
@@ -115,9 +116,8 @@ bool read_cluster(const KubeconfigEntry& entry, KubeConfig& config, Json& exec_c
   if (extensions != cluster.end() && extensions->is_array())
     for (const Json& item : *extensions) {
       std::string name, ignored;
-      if (item.is_object() && get_string(item, "name", name, ignored) && name == kExecExtension &&
-          item.contains("extension"))
-        exec_cluster["config"] = item["extension"];
+      if (!item.is_object() || !get_string(item, "name", name, ignored) || name != kExecExtension) continue;
+      if (const auto extension = item.find("extension"); extension != item.end()) exec_cluster["config"] = *extension;
     }
   return true;
 }
@@ -194,7 +194,7 @@ bool read_exec(const Json& exec, const std::string& kubeconfig, const Json& exec
                                                "\" is not Never, IfAvailable or Always";
     return false;
   }
-  if (out.provide_cluster_info) out.cluster_json = exec_cluster.dump();
+  if (out.provide_cluster_info) out.cluster_json = to_json_text(exec_cluster);  // never throws
   return true;
 }
 
