@@ -15,8 +15,10 @@ extern char** environ;
 
 namespace webhook_test {
 
-// The child's pid, or -1 when it could not be started.
-inline pid_t spawn_binary(std::vector<std::string> args, const std::string& log) {
+// The child's pid, or -1 when it could not be started. `environment` ("NAME=value" entries):
+// the child's whole environment instead of ours.
+inline pid_t spawn_binary(std::vector<std::string> args, const std::string& log,
+                          const std::vector<std::string>* environment = nullptr) {
   args.insert(args.begin(), test_paths::binary());
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
@@ -33,8 +35,14 @@ inline pid_t spawn_binary(std::vector<std::string> args, const std::string& log)
   posix_spawnattr_setsigdefault(&attributes, &all);
   posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  std::vector<char*> envp;
+  if (environment != nullptr) {
+    for (const std::string& entry : *environment) envp.push_back(const_cast<char*>(entry.c_str()));
+    envp.push_back(nullptr);
+  }
   pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ) != 0) pid = -1;
+  if (posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environment ? envp.data() : environ) != 0)
+    pid = -1;
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   return pid;

@@ -29,12 +29,14 @@ constexpr const char* kAuditHelp = R"(Usage: gpu-admission audit [flags] [FILE..
 
 Judges the objects that already exist (Pods, workloads, ML jobs, DRA claims) as /validate
 judges a stored object, and reports each violating object once, at the object a person edits,
-with its pods. Without FILEs it reads the cluster (--kubeconfig, else the in-cluster service
-account); FILEs are manifests or `kubectl get -A -o json` output.
+with its pods. Without FILEs it reads the cluster, found as kubectl finds it (--kubeconfig, else
+the files of $KUBECONFIG, else ~/.kube/config, else the in-cluster service account); FILEs are
+manifests or `kubectl get -A -o json` output.
 
 Flags:
   -p, --policy FILE         the policy (a policy file or the ConfigMap holding it; default: built-in)
-      --kubeconfig FILE     the cluster to read (default: in-cluster service account)
+      --kubeconfig FILE     the kubeconfig of the cluster to read (default: as kubectl, above)
+      --context NAME        its context to use (default: its current-context)
   -n, --namespace NS,...    only these namespaces
   -o, --output FORMAT       text (default), json or policyreport (one PolicyReport per namespace)
       --write-reports       create, update and delete the PolicyReports in the cluster (only changed ones)
@@ -48,6 +50,7 @@ Exit codes: 0 nothing denied, 1 some object has a deny finding, 2 unusable input
 struct AuditFlags {
   std::string policy_path;
   std::string kubeconfig;
+  std::string context;
   audit::ClusterListOptions list;
   std::string output = "text";
   bool write_reports = false;
@@ -55,6 +58,10 @@ struct AuditFlags {
   std::string metrics_listen = "0.0.0.0:9091";
   std::vector<std::string> files;
 };
+
+// An exec credential plugin may wait for a person at a terminal (a browser or device-code
+// login), longer than serve's 30 s.
+constexpr std::chrono::milliseconds kExecPluginTimeout{120'000};
 
 int usage(const std::string& message) {
   std::fprintf(stderr, "gpu-admission audit: %s\nRun `gpu-admission audit --help` for the flags.\n", message.c_str());
@@ -75,6 +82,7 @@ std::vector<std::string> split_commas(const std::string& text) {
 std::string read_flags(const ParsedArgs& parsed, AuditFlags& f) {
   f.policy_path = parsed.get("--policy");
   f.kubeconfig = parsed.get("--kubeconfig");
+  f.context = parsed.get("--context");
   f.list.namespaces = split_commas(parsed.get("--namespace"));
   f.output = parsed.get("--output", "text");
   f.write_reports = parsed.has("--write-reports");
@@ -95,7 +103,8 @@ std::string read_flags(const ParsedArgs& parsed, AuditFlags& f) {
   }
   if (!f.files.empty() && (f.write_reports || f.interval_ms))
     return "--write-reports and --interval read the cluster: give no FILEs with them";
-  if (!f.files.empty() && !f.kubeconfig.empty()) return "give either FILEs or --kubeconfig, not both";
+  if (!f.files.empty() && (!f.kubeconfig.empty() || !f.context.empty()))
+    return "give either FILEs or --kubeconfig/--context, not both";
   return "";
 }
 
@@ -227,8 +236,8 @@ int audit_forever(const policy::CompiledPolicy& policy, const AuditFlags& flags,
 }  // namespace
 
 int run_audit(const Args& args) {
-  const ParsedArgs parsed = parse_args(args, {{"--policy", "-p"}, {"--kubeconfig", ""}, {"--namespace", "-n"},
-                                              {"--output", "-o"}, {"--write-reports", "", false}, {"--interval", ""},
+  const ParsedArgs parsed = parse_args(args, {{"--policy", "-p"}, {"--kubeconfig", ""}, {"--context", ""},
+                                              {"--namespace", "-n"}, {"--output", "-o"}, {"--write-reports", "", false}, {"--interval", ""},
                                               {"--metrics-listen", ""}, {"--page-size", ""}, {"--help", "-h", false}});
   if (parsed.has("--help")) {
     std::fputs(kAuditHelp, stdout);
@@ -242,14 +251,21 @@ int run_audit(const Args& args) {
     std::fprintf(stderr, "%sgpu-admission audit: the policy is invalid\n", load.report().c_str());
     return 2;
   }
+  Logger plugin_log;  // an exec plugin's standard error, under --interval (else it goes to stderr as it is)
   std::unique_ptr<cluster::KubeClient> client;
   if (flags.files.empty()) {
-    auto choice = cluster::choose_cluster_config(cluster::ClusterMode::Required, flags.kubeconfig);
+    auto choice = cluster::choose_cluster_config(
+        cluster::ClusterMode::Auto, cluster::KubeConfigOptions::from_environment(flags.kubeconfig, flags.context));
     if (!choice.config)
       return usage("no cluster to read: " + (choice.error.empty() ? choice.reason : choice.error) +
-                   " (give --kubeconfig, run in a pod, or give FILEs)");
+                   (choice.error.empty() ? " (give --kubeconfig, run in a pod, or give FILEs)" : ""));
     client = std::make_unique<cluster::KubeClient>(std::move(*choice.config));
+    client->set_exec_timeout(kExecPluginTimeout);
+    if (flags.interval_ms) client->set_logger(&plugin_log);
     if (std::string error; !client->init(error)) return usage("cluster " + client->url("/") + ": " + error);
+    if (client->config().insecure_skip_tls_verify)
+      std::fprintf(stderr, "gpu-admission audit: WARNING: insecure-skip-tls-verify is set for %s: the API server's "
+                           "certificate is not verified\n", client->config().source.c_str());
   }
   if (flags.interval_ms) return audit_forever(*load.policy, flags, *client);
   RunOutcome outcome = audit_once(*load.policy, flags, client.get());

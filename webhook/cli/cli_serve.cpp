@@ -41,7 +41,7 @@ namespace {
 constexpr const char* kServeHelp = R"(Usage: gpu-admission serve [--policy FILE] [--tls-cert FILE --tls-key FILE]
                            [--listen 0.0.0.0:8443] [--metrics-listen 0.0.0.0:9090]
                            [--log-level info] [--max-body-bytes 8388608] [--grace-period 25]
-                           [--cluster auto|off|required] [--kubeconfig FILE]
+                           [--cluster auto|off|required] [--kubeconfig FILE] [--context NAME]
                            [--enforcement enforce|warn|audit]
 
 Serves POST /validate and /mutate (AdmissionReview admission.k8s.io/v1), GET /healthz and
@@ -64,10 +64,12 @@ Options:
   --max-body-bytes N      largest request body accepted (default 8388608; larger: 413)
   --grace-period SECONDS  how long in-flight requests may take on shutdown (default 25)
   --cluster MODE          cluster state (namespace labels, DRA claims) from the API server:
-                          auto (default: on in a pod or with --kubeconfig), off, or required
-                          (start-up fails without a cluster configuration)
-  --kubeconfig FILE       reach the API server with this kubeconfig's current context instead
-                          of the in-cluster service account
+                          auto (default: on when a cluster configuration is found), off, or
+                          required (start-up fails without one)
+  --kubeconfig FILE       the kubeconfig to reach the API server with; without it, as kubectl:
+                          the files of $KUBECONFIG, else ~/.kube/config, else the in-cluster
+                          service account (tokens, client certificates and exec plugins)
+  --context NAME          the kubeconfig context to use (default: its current-context)
   --enforcement MODE      caps every tenant's mode (spec.enforcement, tenants[].enforcement),
                           also after reloads: audit makes every tenant observe (nothing is
                           denied or patched, all is recorded), warn lets none deny or patch
@@ -105,6 +107,7 @@ struct ServeOptions {
   HttpsServerOptions server;
   cluster::ClusterMode cluster_mode = cluster::ClusterMode::Auto;
   std::string kubeconfig_path;
+  std::string context;
   PolicyLoadOptions policy_load;  // its enforcement: --enforcement; its time: each load's own
 };
 
@@ -130,6 +133,7 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
                                               {"--grace-period", "", true},
                                               {"--cluster", "", true},
                                               {"--kubeconfig", "", true},
+                                              {"--context", "", true},
                                               {"--enforcement", "", true},
                                               {"--help", "-h", false}});
   if (parsed.error) return *parsed.error;
@@ -178,6 +182,8 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
   }
   options.kubeconfig_path = parsed.get("--kubeconfig");
   if (parsed.has("--kubeconfig") && options.kubeconfig_path.empty()) return "--kubeconfig needs a file name";
+  options.context = parsed.get("--context");
+  if (parsed.has("--context") && options.context.empty()) return "--context needs a context name";
   if (parsed.has("--enforcement")) {
     const auto mode = policy::enum_from_name<policy::Enforcement>(policy::kEnforcementNames, parsed.get("--enforcement"));
     if (!mode) return "--enforcement must be enforce, warn or audit";
@@ -186,11 +192,12 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
   return "";
 }
 
-// Cluster state per --cluster and --kubeconfig: nullptr when off (said in the log); exit_code 2
-// when it cannot be used (required without a configuration, an unusable kubeconfig).
+// Cluster state per --cluster, --kubeconfig and --context: nullptr when off (said in the log);
+// exit_code 2 when it cannot be used (required without a configuration, an unusable kubeconfig).
 std::unique_ptr<cluster::ClusterState> start_cluster_state(const ServeOptions& options, Metrics& metrics,
                                                            Logger& logger, int& exit_code) {
-  cluster::ClusterConfigChoice choice = cluster::choose_cluster_config(options.cluster_mode, options.kubeconfig_path);
+  cluster::ClusterConfigChoice choice = cluster::choose_cluster_config(
+      options.cluster_mode, cluster::KubeConfigOptions::from_environment(options.kubeconfig_path, options.context));
   if (!choice.error.empty()) {
     exit_code = startup_error("cluster state: " + choice.error, 2, {{"error", choice.error}});
     return nullptr;

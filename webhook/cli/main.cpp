@@ -25,7 +25,7 @@ Usage:
   gpu-admission check [--policy FILE] [--namespace NS] [--output text|json|yaml|junit|policyreport]
                       [--fail-on deny|warn] [--only-denied] FILE...|-
   gpu-admission test SUITE.yaml|DIR... [--output text|json|junit] [--run REGEX]
-  gpu-admission audit [--policy FILE] [--kubeconfig FILE] [--namespace NS,...]
+  gpu-admission audit [--policy FILE] [--kubeconfig FILE] [--context NAME] [--namespace NS,...]
                       [--output text|json|policyreport] [--write-reports]
                       [--interval DURATION --metrics-listen ADDR] [FILE...|-]
   gpu-admission policy lint [--strict] FILE|-

@@ -108,23 +108,21 @@ std::optional<ClusterMode> parse_cluster_mode(std::string_view text) {
   return std::nullopt;
 }
 
-ClusterConfigChoice choose_cluster_config(ClusterMode mode, const std::string& kubeconfig_path,
-                                          const InClusterPaths& in_cluster) {
+ClusterConfigChoice choose_cluster_config(ClusterMode mode, const KubeConfigOptions& options) {
   ClusterConfigChoice choice;
   if (mode == ClusterMode::Off) {
     choice.reason = "--cluster off";
     return choice;
   }
-  KubeConfigLoad load = kubeconfig_path.empty() ? load_in_cluster(in_cluster) : load_kubeconfig(kubeconfig_path);
+  KubeConfigLoad load = load_cluster_config(options);
   if (!load.error.empty()) {
     choice.error = load.error;
     return choice;
   }
   if (!load.config) {
     if (mode == ClusterMode::Required)
-      choice.error = "--cluster required, but there is no cluster configuration: not in a pod "
-                     "(KUBERNETES_SERVICE_HOST is unset) and no --kubeconfig given";
-    choice.reason = "no cluster configuration (not in a pod, no --kubeconfig)";
+      choice.error = "--cluster required, but there is no cluster configuration: " + load.searched;
+    choice.reason = "no cluster configuration: " + load.searched;
     return choice;
   }
   choice.config = std::move(load.config);
@@ -151,7 +149,9 @@ std::string pick_claims_version(std::string_view api_group_json) {
 
 struct ClusterState::Impl {
   Impl(KubeConfig config, ClusterOptions options_in, Metrics* metrics_in, Logger* logger_in)
-      : client(std::move(config)), options(options_in), metrics(metrics_in), logger(logger_in) {}
+      : client(std::move(config)), options(options_in), metrics(metrics_in), logger(logger_in) {
+    client.set_logger(logger_in);
+  }
 
   KubeClient client;
   const ClusterOptions options;

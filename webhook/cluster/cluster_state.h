@@ -1,8 +1,9 @@
 // webhook/cluster/ -- cluster state for `serve --cluster`, the gpu_webhook_cluster library.
 // This header is its public face: ClusterState (the three informers, the claim resolver and the
 // namespace-label lookup the policy engine reads), the --cluster modes and the choice of
-// configuration. The rest of the folder serves it: kube_config (in-cluster and kubeconfig
-// loading), kube_client (a small Kubernetes API client on cpp-httplib and OpenSSL),
+// configuration. The rest of the folder serves it: kube_config (finding the configuration as
+// kubectl does; kubeconfig_merge, kubeconfig_context), exec_credentials and plugin_process
+// (exec credential plugins), kube_client (a small Kubernetes API client on cpp-httplib and OpenSSL),
 // watch_decoder (list pages, watch events, bounded line splitting), informer (list + watch of
 // one resource), object_index (the lock-free sharded index) and cluster_objects (the compact
 // cached entries). Code here may include policy/, ops/ and io/ headers, never admission/,
@@ -39,10 +40,10 @@ struct ClusterConfigChoice {
   std::string reason;                // why it is off, for the log ("--cluster off", "no configuration")
 };
 
-// --kubeconfig when given (an unusable one is an error in every mode but off), else the
-// in-cluster service account. `required` without either is an error.
-ClusterConfigChoice choose_cluster_config(ClusterMode mode, const std::string& kubeconfig_path,
-                                          const InClusterPaths& in_cluster = {});
+// The configuration load_cluster_config() finds (--kubeconfig, $KUBECONFIG, ~/.kube/config,
+// the in-cluster service account): an unusable one is an error in every mode but off;
+// `required` without any is an error.
+ClusterConfigChoice choose_cluster_config(ClusterMode mode, const KubeConfigOptions& options);
 
 struct ClusterOptions {
   InformerOptions informer;

@@ -1,17 +1,16 @@
-// In-cluster and kubeconfig loading (see kube_config.h). The kubeconfig goes through the
-// project's one YAML reader (io/yaml_json.h) and is then read as a JSON tree.
+// The order in which a cluster configuration is looked for (see kube_config.h), the in-cluster
+// service account, and the small helpers (server URLs, base64). Reading and merging kubeconfig
+// files is kubeconfig_merge.cpp; turning a context into a KubeConfig is kubeconfig_context.cpp.
 #include "webhook/cluster/kube_config.h"
 
 #include <cstdlib>
-#include <filesystem>
 
+#include "webhook/cluster/kubeconfig_merge.h"
 #include "webhook/io/text_file.h"
-#include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook::cluster {
 namespace {
 
-constexpr size_t kMaxKubeconfigBytes = 4u << 20;
 constexpr size_t kMaxCredentialBytes = 1u << 20;
 
 int base64_value(char c) {
@@ -23,69 +22,40 @@ int base64_value(char c) {
   return -1;
 }
 
-// A field of a kubeconfig map: its string value, "" when absent or not a string.
-std::string string_field(const Json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return "";
-  return it->get<std::string>();
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
 }
 
-// The `entry_key` object of the entry named `name` in the list `list_key` (clusters, users, contexts).
-const Json* named_entry(const Json& root, const char* list_key, const std::string& name, const char* entry_key) {
-  const auto list = root.find(list_key);
-  if (list == root.end() || !list->is_array()) return nullptr;
-  for (const Json& item : *list) {
-    if (!item.is_object() || string_field(item, "name") != name) continue;
-    const auto entry = item.find(entry_key);
-    return entry != item.end() && entry->is_object() ? &*entry : nullptr;
+// The files to read, in order, and how messages name them. A missing --kubeconfig file is an
+// error; missing files of $KUBECONFIG are skipped, as kubectl skips them.
+bool read_kubeconfigs(const KubeConfigOptions& options, MergedKubeconfig& merged, std::string& where,
+                      std::string& searched, std::string& error) {
+  bool missing = false;
+  if (!options.explicit_path.empty()) {
+    where = options.explicit_path;
+    if (!merge_kubeconfig_file(options.explicit_path, merged, missing, error)) return false;
+    if (missing) error = "kubeconfig " + options.explicit_path + ": cannot read: No such file or directory";
+    return !missing;
   }
-  return nullptr;
-}
-
-std::string resolve(const std::string& file, const std::string& kubeconfig_path) {
-  if (file.empty() || file.front() == '/') return file;
-  return (std::filesystem::path(kubeconfig_path).parent_path() / file).string();
-}
-
-// Reads `data_key` (base64) or else `file_key` (a file) of `object` into `out`.
-bool read_data_or_file(const Json& object, const char* data_key, const char* file_key, const std::string& path,
-                       std::string& out, std::string& error) {
-  if (const std::string data = string_field(object, data_key); !data.empty()) {
-    const auto decoded = decode_base64(data);
-    if (!decoded) {
-      error = std::string(data_key) + " is not valid base64";
-      return false;
-    }
-    out = *decoded;
+  const std::vector<std::string> listed =
+      options.kubeconfig_env ? split_kubeconfig_list(*options.kubeconfig_env) : std::vector<std::string>();
+  if (!listed.empty()) {
+    where = listed.size() == 1 ? listed.front() : "$KUBECONFIG (" + *options.kubeconfig_env + ")";
+    for (const std::string& file : listed)
+      if (!merge_kubeconfig_file(file, merged, missing, error)) return false;
+    if (merged.files.empty())
+      searched = "no --kubeconfig, none of the files of $KUBECONFIG (" + *options.kubeconfig_env + ") exists";
     return true;
   }
-  const std::string file = resolve(string_field(object, file_key), path);
-  if (file.empty()) return true;
-  const TextFile read = read_text_file(file, kMaxCredentialBytes);
-  if (!read.error.empty()) {
-    error = std::string(file_key) + " " + file + ": " + read.error;
-    return false;
+  searched = options.kubeconfig_env ? "no --kubeconfig, $KUBECONFIG is empty" : "no --kubeconfig, $KUBECONFIG is unset";
+  if (options.home.empty()) {
+    searched += ", $HOME is unset";
+    return true;
   }
-  out = read.text;
-  return true;
-}
-
-bool read_user(const Json& user, const std::string& path, KubeConfig& config, std::string& error) {
-  if (user.contains("exec") || user.contains("auth-provider")) {
-    error = "the user authenticates with an exec plugin or auth-provider, which is not supported; use a token, "
-            "tokenFile or client certificate";
-    return false;
-  }
-  config.token = string_field(user, "token");
-  config.token_file = resolve(string_field(user, "tokenFile"), path);
-  if (!read_data_or_file(user, "client-certificate-data", "client-certificate", path, config.client_cert_pem, error) ||
-      !read_data_or_file(user, "client-key-data", "client-key", path, config.client_key_pem, error))
-    return false;
-  if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
-    error = "the user has a client certificate without its key (or a key without its certificate)";
-    return false;
-  }
+  where = options.home + "/.kube/config";
+  if (!merge_kubeconfig_file(where, merged, missing, error)) return false;
+  if (missing) searched += ", there is no " + where;
   return true;
 }
 
@@ -119,6 +89,19 @@ std::optional<std::string> decode_base64(std::string_view text) {
   if (count == 3) {
     out.push_back(static_cast<char>(bits >> 10));
     out.push_back(static_cast<char>(bits >> 2));
+  }
+  return out;
+}
+
+std::string encode_base64(std::string_view bytes) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t bits = 0;
+    for (size_t k = 0; k < 3; ++k) bits = (bits << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (size_t k = 0; k < 4; ++k) out.push_back(k <= n ? kDigits[(bits >> (18 - 6 * k)) & 63] : '=');
   }
   return out;
 }
@@ -207,71 +190,61 @@ KubeConfigLoad load_in_cluster(const InClusterPaths& paths) {
   return load;
 }
 
-KubeConfigLoad parse_kubeconfig(std::string_view text, const std::string& path) {
+KubeConfigOptions KubeConfigOptions::from_environment(std::string explicit_path, std::string context) {
+  KubeConfigOptions options;
+  options.explicit_path = std::move(explicit_path);
+  options.context = std::move(context);
+  if (const char* list = std::getenv("KUBECONFIG")) options.kubeconfig_env = list;
+  options.home = env_or_empty("HOME");
+  return options;
+}
+
+KubeConfigLoad load_cluster_config(const KubeConfigOptions& options) {
   KubeConfigLoad load;
-  YamlLimits limits;
-  limits.record_marks = false;
-  const YamlParse parse = parse_yaml_or_json(text, limits);
-  if (parse.error) {
-    load.error = "kubeconfig " + path + ": " + parse.error->message;
-    return load;
-  }
-  if (parse.documents.empty() || !parse.documents.front().value.is_object()) {
-    load.error = "kubeconfig " + path + " is empty or not a mapping";
-    return load;
-  }
-  const Json& root = parse.documents.front().value;
-  const std::string context_name = string_field(root, "current-context");
-  if (context_name.empty()) {
-    load.error = "kubeconfig " + path + " has no current-context";
-    return load;
-  }
-  const Json* context = named_entry(root, "contexts", context_name, "context");
-  if (context == nullptr) {
-    load.error = "kubeconfig " + path + ": current-context \"" + context_name + "\" is not among its contexts";
-    return load;
-  }
-  const std::string cluster_name = string_field(*context, "cluster");
-  const Json* cluster = named_entry(root, "clusters", cluster_name, "cluster");
-  if (cluster == nullptr) {
-    load.error = "kubeconfig " + path + ": cluster \"" + cluster_name + "\" of context \"" + context_name +
-                 "\" is not among its clusters";
-    return load;
-  }
-  KubeConfig config;
-  config.source = path + " (context " + context_name + ")";
-  std::string error;
-  if (!parse_server_url(string_field(*cluster, "server"), config, error) ||
-      !read_data_or_file(*cluster, "certificate-authority-data", "certificate-authority", path, config.ca_pem, error)) {
-    load.error = "kubeconfig " + path + ": cluster \"" + cluster_name + "\": " + error;
-    return load;
-  }
-  const auto insecure = cluster->find("insecure-skip-tls-verify");
-  config.insecure_skip_tls_verify = insecure != cluster->end() && insecure->is_boolean() && insecure->get<bool>();
-  const std::string user_name = string_field(*context, "user");
-  if (!user_name.empty()) {
-    const Json* user = named_entry(root, "users", user_name, "user");
-    if (user == nullptr) {
-      load.error = "kubeconfig " + path + ": user \"" + user_name + "\" is not among its users";
+  MergedKubeconfig merged;
+  std::string where, searched;
+  if (!read_kubeconfigs(options, merged, where, searched, load.error)) return load;
+  if (!merged.files.empty()) {
+    load = resolve_kubeconfig_context(merged, options.context, where);
+    if (load.config || !load.error.empty()) return load;
+    // No context chosen. kubectl then tries the service account; an explicit file without one
+    // is more likely a mistake, and said so.
+    if (!options.explicit_path.empty()) {
+      load.error = "kubeconfig " + where + " has no current-context; give --context NAME";
       return load;
     }
-    if (!read_user(*user, path, config, error)) {
-      load.error = "kubeconfig " + path + ": user \"" + user_name + "\": " + error;
-      return load;
-    }
+    searched = "kubeconfig " + where + " has no current-context";
   }
-  load.config = std::move(config);
+  if (!options.context.empty()) {
+    load.error = "--context " + options.context + ": there is no kubeconfig to find it in (" + searched + ")";
+    return load;
+  }
+  load = load_in_cluster(options.in_cluster);
+  if (!load.config && load.error.empty())
+    load.searched = searched + ", and not in a pod (KUBERNETES_SERVICE_HOST is unset)";
   return load;
 }
 
-KubeConfigLoad load_kubeconfig(const std::string& path) {
-  const TextFile file = read_text_file(path, kMaxKubeconfigBytes);
-  if (!file.error.empty()) {
-    KubeConfigLoad load;
-    load.error = "kubeconfig " + path + ": " + file.error;
-    return load;
-  }
-  return parse_kubeconfig(file.text, path);
+KubeConfigLoad parse_kubeconfig(std::string_view text, const std::string& path, const std::string& context) {
+  KubeConfigLoad load;
+  MergedKubeconfig merged;
+  if (!merge_kubeconfig_text(text, path, merged, load.error)) return load;
+  load = resolve_kubeconfig_context(merged, context, path);
+  if (!load.config && load.error.empty()) load.error = "kubeconfig " + path + " has no current-context";
+  return load;
+}
+
+KubeConfigLoad load_kubeconfig(const std::string& path, const std::string& context) {
+  KubeConfigOptions options;
+  options.explicit_path = path;
+  options.context = context;
+  MergedKubeconfig merged;
+  KubeConfigLoad load;
+  std::string where;
+  if (!read_kubeconfigs(options, merged, where, load.searched, load.error)) return load;
+  load = resolve_kubeconfig_context(merged, context, path);
+  if (!load.config && load.error.empty()) load.error = "kubeconfig " + path + " has no current-context";
+  return load;
 }
 
 }  // namespace gpu_admission::webhook::cluster

@@ -6,6 +6,9 @@
 #include "fake_apiserver.h"
 
 #include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -63,6 +66,17 @@ Json with_type(const Json& object, const ResourceType& type) {
   return out;
 }
 
+// The DER bytes of a certificate ("" when there is none).
+std::string der_of(X509* cert) {
+  if (cert == nullptr) return "";
+  unsigned char* der = nullptr;
+  const int size = i2d_X509(cert, &der);
+  if (size <= 0) return "";
+  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(size));
+  OPENSSL_free(der);
+  return out;
+}
+
 Json method_not_allowed() {
   return fake::status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
 }
@@ -92,6 +106,9 @@ bool FakeApiServer::start(int port) {
   }
   server_ = std::make_unique<httplib::SSLServer>((dir_ + "/tls.crt").c_str(), (dir_ + "/tls.key").c_str());
   if (!server_->is_valid()) return false;
+  // Ask every client for a certificate, as the API server does, but take any or none: which
+  // ones authenticate is decided per request (authorized()).
+  SSL_CTX_set_verify(server_->ssl_context(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
   route();
   if (port == 0) {
     port_ = server_->bind_to_any_port("127.0.0.1");
@@ -290,8 +307,27 @@ void FakeApiServer::record_write(const httplib::Request& req, const httplib::Res
   writes_.push_back({req.method, req.target, req.body, res.status});
 }
 
+void FakeApiServer::accept_client_certificate(const std::string& cert_pem) {
+  BIO* bio = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  std::lock_guard lock(mutex_);
+  if (cert != nullptr) client_certs_.insert(der_of(cert));
+  X509_free(cert);
+}
+
 bool FakeApiServer::authorized(const httplib::Request& req, httplib::Response& res) {
-  if (req.get_header_value("Authorization") == "Bearer " + token) return true;
+  std::string peer;
+  if (req.ssl != nullptr) {
+    X509* cert = SSL_get1_peer_certificate(req.ssl);
+    peer = der_of(cert);
+    X509_free(cert);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (req.get_header_value("Authorization") == "Bearer " + token) return true;
+    if (!peer.empty() && client_certs_.count(peer) > 0) return true;
+  }
   counters.unauthorized++;
   fake::reply(res, 401, fake::status(401, "Unauthorized", "Unauthorized"));
   return false;

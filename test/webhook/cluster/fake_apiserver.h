@@ -1,5 +1,6 @@
 // A fake Kubernetes API server for the cluster tests: HTTPS on 127.0.0.1 (a self-signed
-// localhost certificate from certs/), a bearer token check, and a table of the resources it
+// localhost certificate from certs/), a bearer token check (the token can be replaced while it
+// serves: a rotation) or a client certificate it was told to accept, and a table of the resources it
 // serves, each with discovery (/api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION, plain
 // JSON as kubectl accepts it; /version says v1.32.0), paged lists (limit/continue,
 // cluster-wide and per namespace, a labelSelector, 410 Gone for expired continue tokens),
@@ -135,7 +136,15 @@ class FakeApiServer {
   // Expired), as when a paged list took longer than etcd keeps its revision.
   void expire_continue_tokens();
 
+  // The bearer token accepted. Set it before start(); while serving, use set_token().
   std::string token = "fake-token";
+  void set_token(std::string new_token) {
+    std::lock_guard lock(mutex_);
+    token = std::move(new_token);
+  }
+  // Also accept a client presenting this certificate (PEM), with or without a token, as the API
+  // server accepts a certificate its client CA signed.
+  void accept_client_certificate(const std::string& cert_pem);
   std::atomic<int> get_delay_ms{0};   // delay of single-object GETs
   std::atomic<int> bookmark_ms{200};  // bookmark interval on watches
   std::atomic<bool> serve_dra{true};  // false: resource.k8s.io is not served (404, not discovered)
@@ -227,6 +236,7 @@ class FakeApiServer {
   std::map<std::string, int> list_pages_, lists_;                 // name -> count
   std::vector<WriteRequest> writes_;
   std::set<int> get_ports_;
+  std::set<std::string> client_certs_;  // DER of the accepted client certificates
   std::vector<Event> events_;
 };
 

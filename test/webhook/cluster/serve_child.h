@@ -25,6 +25,9 @@ class Child {
  public:
   Child(std::vector<std::string> args, const std::string& log)
       : pid_(webhook_test::spawn_binary(std::move(args), log)), log_(log) {}
+  // With `environment` ("NAME=value") as its whole environment.
+  Child(std::vector<std::string> args, const std::string& log, const std::vector<std::string>& environment)
+      : pid_(webhook_test::spawn_binary(std::move(args), log, &environment)), log_(log) {}
   ~Child() {
     if (pid_ > 0 && exit_code_ == -2) {
       ::kill(pid_, SIGKILL);

@@ -210,7 +210,7 @@ TEST_CASE("cluster state: a rotated service-account token is re-read after a 401
   cl::ClusterState state(config, fast_options(), nullptr, &logger);
   REQUIRE(started_and_synced(state));
 
-  server.token = "rotated-token";  // the API server now wants the new token...
+  server.set_token("rotated-token");  // the API server now wants the new token...
   write_text(dir.file("token"), "rotated-token\n");  // ...which the kubelet has written
   server.put("resourceclaimtemplates", claim_object(true, "team-a", "fresh", 1), false);
   CHECK(first_count(state.find(ClaimKind::Template, "team-a", "fresh")) == 1);
