@@ -136,7 +136,7 @@ int run_policy(const Args& args) {
   }
   if (sub == "export") {
     if (parsed.has("--default") || parsed.has("--strict")) {
-      std::fprintf(stderr, "gpu-admission policy export: takes --format vap and --policy FILE only\n");
+      std::fprintf(stderr, "gpu-admission policy export: takes --format vap, --policy FILE and --output yaml|json only\n");
       return 2;
     }
     return export_backstop(parsed);
