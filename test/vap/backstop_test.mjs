@@ -19,7 +19,8 @@ import { attributes, check, exportPolicy, Log, run, sourceFile, yamlFiles } from
 import { runUpdateCases, runPolicyCases } from "./cases.mjs";
 import { runPathDifferential } from "./paths.mjs";
 
-let YAML = null;  // the yaml package, installed beside the CEL engine
+let YAML = null;
+const kCoreKinds = ["Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "CronJob"];  // the yaml package, installed beside the CEL engine
 
 const kRules = ["privileged", "host-namespaces", "gpu-device-access", "gpu-tolerations", "gpu-cap", "tenant-pool", "tenant-label"];
 // The security rules: at least 90% of their fail fixtures must be denied.
@@ -122,8 +123,18 @@ function judgeReport(ctx, report, objects, label, { fixtures = false } = {}) {
   for (const source of byObject.keys()) lastOfFile.set(sourceFile(byObject.get(source)[0]), source);
   for (const [source, results] of byObject) {
     const res = results[0], file = sourceFile(res);
-    const b = judge(ctx, objects, attributesOf(res, reviewOf(file, ctx.reviews)), `${label} ${source}`);
+    const attrs = attributesOf(res, reviewOf(file, ctx.reviews));
+    const b = judge(ctx, objects, attrs, `${label} ${source}`);
     ctx.evaluations++;
+    // The same verdict from the validations alone, with a request that says only the namespace and
+    // operation (and a core kind without its apiVersion): what a bare evaluator gives.
+    const bareObject = { ...attrs.object };
+    if (kCoreKinds.includes(bareObject.kind)) delete bareObject.apiVersion;
+    const bare = judge(ctx, objects, { ...attrs, bare: true, object: bareObject, namespaceObject: null,
+                                       request: { namespace: attrs.request.namespace, operation: attrs.operation } },
+                       `${label} ${source} (bare)`);
+    if (bare.denied !== b.denied)
+      log.fail(`${label}: ${source}: denied=${b.denied} as the API server evaluates it, ${bare.denied} from the validations alone`);
     const allowed = results.every((r) => r.allowed);
     if (allowed && b.denied) {
       const by = b.byPolicy.filter((p) => p.actions.includes("Deny") && p.failures.length).map((p) => p.name);

@@ -132,7 +132,8 @@ function constraintsMatch(mc, attrs) {
 export function evaluatePolicy(engine, policy, attrs) {
   const spec = policy.spec || {};
   const out = { name: policy.metadata.name, matched: false, failures: [], evaluated: [] };
-  if (!constraintsMatch(spec.matchConstraints, attrs)) return out;
+  // attrs.bare: as an evaluator that knows nothing of matching would (validations and variables only).
+  if (!attrs.bare && !constraintsMatch(spec.matchConstraints, attrs)) return out;
   const failOpen = spec.failurePolicy === "Ignore";
   const base = {
     object: toCel(attrs.object),
@@ -141,7 +142,7 @@ export function evaluatePolicy(engine, policy, attrs) {
     namespaceObject: toCel(attrs.namespaceObject ?? null),
     params: null,
   };
-  for (const c of spec.matchConditions || []) {
+  for (const c of attrs.bare ? [] : spec.matchConditions || []) {
     const r = engine.eval(c.expression, base);
     out.evaluated.push({ where: `matchConditions ${c.name}`, expression: c.expression, ...r });
     if (r.error !== undefined || typeof r.value !== "boolean") {

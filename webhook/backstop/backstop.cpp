@@ -21,8 +21,8 @@ constexpr std::array<Action, 3> kActions = {Action::Deny, Action::Warn, Action::
 constexpr const char* kValidationAction[] = {"Deny", "Warn", "Audit"};
 
 const std::string kNewEphemeral =
-    "has(request.operation) && request.operation == 'UPDATE' && oldObject != null && has(object.kind) && "
-    "object.kind == 'Pod' && has(object.spec) && has(object.spec.ephemeralContainers) ?\n"
+    "has(request.operation) && request.operation == 'UPDATE' && oldObject != null && variables.kind == 'Pod' && "
+    "has(object.spec) && has(object.spec.ephemeralContainers) ?\n"
     "object.spec.ephemeralContainers.filter(c, !(has(oldObject.spec) && has(oldObject.spec.ephemeralContainers) && "
     "oldObject.spec.ephemeralContainers.exists(o, has(o.name) && has(c.name) && o.name == c.name))) : []";
 
@@ -135,7 +135,10 @@ Export export_policy(const policy::CompiledPolicy& policy, const ExportOptions& 
   Export out;
   std::vector<std::string> notes;
   Shared shared;
-  shared.variables = {{"tenant", tenant_expr(policy)},
+  shared.variables = {{"kind", kind_expr()},
+                      {"apiVersion", api_version_expr()},
+                      {"exempt", exempt_expr(policy)},
+                      {"tenant", tenant_expr(policy)},
                       {"templates", template_groups(policy, "object", notes)},
                       {"isCreate", "!has(request.operation) || request.operation == 'CREATE'"},
                       {"newEphemeralContainers", kNewEphemeral},
@@ -167,9 +170,11 @@ Export export_policy(const policy::CompiledPolicy& policy, const ExportOptions& 
     if (!plan) continue;
     for (auto& n : plan->notes) add_note(notes, std::move(n));
     for (Action a : present) {
-      std::string applies = tenant_in(tenants_with_action(policy, rule, a));
-      if (!request_exceptions.empty())
-        applies = (applies == "true" ? "" : "(" + applies + ") && ") + "!(" + any_of(request_exceptions) + ")";
+      std::vector<std::string> applies_parts;
+      if (!shared.conditions.empty()) applies_parts.push_back("!variables.exempt");
+      if (std::string in = tenant_in(tenants_with_action(policy, rule, a)); in != "true") applies_parts.push_back(in);
+      if (!request_exceptions.empty()) applies_parts.push_back("!" + any_of(request_exceptions));
+      const std::string applies = all_of(applies_parts);
       std::string name = "gpu-admission-" + rule_name;
       if (present.size() > 1) name += "-" + std::string(policy::name_of(a));
       add_policy(out, policy, shared, rule, a, name, *plan, applies);

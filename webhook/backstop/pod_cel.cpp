@@ -111,9 +111,9 @@ std::string any_claim_subrequest(const policy::CompiledPolicy& policy, const std
   std::vector<std::string> classes = policy.config().device_classes_full;
   classes.insert(classes.end(), policy.config().device_classes_mig.begin(), policy.config().device_classes_mig.end());
   const std::string requests =
-      root + ".kind == 'ResourceClaim' ? " + value_or(root, "spec.devices.requests", "[]") + " : " + root +
-      ".kind == 'ResourceClaimTemplate' ? " + value_or(root, "spec.spec.devices.requests", "[]") + " : []";
-  return "has(" + root + ".kind) && (" + requests + ").exists(req, [[req] + (has(req.exactly) ? [req.exactly] : []) + "
+      "variables.kind == 'ResourceClaim' ? " + value_or(root, "spec.devices.requests", "[]") +
+      " : variables.kind == 'ResourceClaimTemplate' ? " + value_or(root, "spec.spec.devices.requests", "[]") + " : []";
+  return "(" + requests + ").exists(req, [[req] + (has(req.exactly) ? [req.exactly] : []) + "
          "(has(req.firstAvailable) ? req.firstAvailable : [])].exists(subs, subs.exists(s, has(s.deviceClassName) && "
          "s.deviceClassName in " + quote_list(classes) + " && (" + body + "))))";
 }

@@ -78,9 +78,9 @@ std::string path_groups(const std::string& root, const policy::TemplatePath& pat
   return guarded(head.guard, outer + ".map(x0, " + inner + ")");
 }
 
-std::string group_is(const std::string& root, const std::string& group) {
-  if (group.empty()) return "!" + root + ".apiVersion.contains('/')";
-  return root + ".apiVersion.startsWith(" + quote(group + "/") + ")";
+std::string group_is(const std::string& group) {
+  if (group.empty()) return "!variables.apiVersion.contains('/')";
+  return "variables.apiVersion.startsWith(" + quote(group + "/") + ")";
 }
 
 // The kinds judged by template paths, in the webhook's order: spec.workloads, then the built-in ones.
@@ -104,9 +104,18 @@ constexpr const char* kTemplateKinds = "['Deployment', 'StatefulSet', 'DaemonSet
 
 }  // namespace
 
+std::string kind_expr() {
+  return "has(object.kind) ? object.kind : (has(request.kind) && has(request.kind.kind) ? request.kind.kind : '')";
+}
+
+std::string api_version_expr() {
+  return "has(object.apiVersion) ? object.apiVersion : (has(request.kind) && has(request.kind.version) ? "
+         "(has(request.kind.group) && request.kind.group != '' ? request.kind.group + '/' : '') + request.kind.version : '')";
+}
+
 std::string template_groups(const policy::CompiledPolicy& policy, const std::string& root,
                             std::vector<std::string>& notes) {
-  std::string out = "!has(" + root + ".apiVersion) || !has(" + root + ".kind) ? [] :\n";
+  std::string out;
   for (const policy::WorkloadKindDef* def : path_kinds(policy)) {
     std::string groups;
     for (const auto& path : def->templates) {
@@ -119,12 +128,12 @@ std::string template_groups(const policy::CompiledPolicy& policy, const std::str
       groups += (groups.empty() ? "" : " + ") + g;
     }
     if (groups.empty()) groups = "[]";
-    out += group_is(root, def->group) + " && " + root + ".kind == " + quote(def->kind) + " ? " + groups + " :\n";
+    out += group_is(def->group) + " && variables.kind == " + quote(def->kind) + " ? " + groups + " :\n";
   }
-  out += root + ".kind == 'Pod' ? [[" + root + "]] :\n";
-  out += root + ".kind in " + kTemplateKinds + " ? " +
+  out += "variables.kind == 'Pod' ? [[" + root + "]] :\n";
+  out += "variables.kind in " + std::string(kTemplateKinds) + " ? " +
          guarded(has_path(root, "spec.template"), "[[" + root + ".spec.template]]") + " :\n";
-  out += root + ".kind == 'CronJob' ? " +
+  out += "variables.kind == 'CronJob' ? " +
          guarded(has_path(root, "spec.jobTemplate.spec.template"), "[[" + root + ".spec.jobTemplate.spec.template]]") +
          " :\n[]";
   return out;

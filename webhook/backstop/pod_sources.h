@@ -12,8 +12,13 @@
 
 namespace gpu_admission::webhook::backstop {
 
+// The object's kind and apiVersion (variables.kind, variables.apiVersion): the object's own, else
+// the request's (the API server always sets the object's).
+std::string kind_expr();
+std::string api_version_expr();
+
 // A CEL expression of type list(list(map)): the pod templates ({metadata, spec}) of `root`
-// ("object"), in groups (a template path with two wildcards gives a group per outer item).
+// ("object", whose kind and apiVersion are variables.kind and variables.apiVersion), in groups (a template path with two wildcards gives a group per outer item).
 // Pod specs named directly (Kubeflow Trainer v2.0 podSpecOverrides) are wrapped as {'spec': x}.
 // Paths the expression cannot follow are appended to `notes`.
 std::string template_groups(const policy::CompiledPolicy& policy, const std::string& root,

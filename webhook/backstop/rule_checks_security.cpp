@@ -122,7 +122,7 @@ RulePlan plan_gpu_device_access(const PlanContext& ctx) {
                          "[gpu-device-access] an ephemeral container sets a device env var or mounts a device list" +
                              std::string(kSuffix)});
   plan.checks.push_back(
-      {"has(request.operation) && request.operation == 'UPDATE' && has(object.kind) && object.kind == 'Pod' && "
+      {"has(request.operation) && request.operation == 'UPDATE' && variables.kind == 'Pod' && "
        "has(object.metadata) && " + device_annotation(policy, "object.metadata") +
            " && !(oldObject != null && has(oldObject.metadata) && " + device_annotation(policy, "oldObject.metadata") +
            ")" + (ctx.label_exceptions.empty() ? "" : " && " + not_excepted_pod(ctx, "object")),

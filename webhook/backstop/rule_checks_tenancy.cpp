@@ -119,8 +119,7 @@ RulePlan plan_tenant_label(const PlanContext& ctx) {
   const std::string now = "(has(object.metadata) && has(object.metadata.labels) ? object.metadata.labels : {})";
   const std::string before =
       "(oldObject != null && has(oldObject.metadata) && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})";
-  plan.checks.push_back({"has(request.operation) && request.operation == 'UPDATE' && has(object.kind) && object.kind == "
-                         "'Pod' && [" + now + "].exists(labels, [" + before + "].exists(old, " +
+  plan.checks.push_back({"has(request.operation) && request.operation == 'UPDATE' && variables.kind == 'Pod' && [" + now + "].exists(labels, [" + before + "].exists(old, " +
                              labels_violation(ctx.policy, "labels", "old") + "))" +
                              (ctx.label_exceptions.empty() ? "" : " && " + not_excepted_pod(ctx, "object")),
                          "[tenant-label] an update changes or removes the pod's tenant labels" + std::string(kSuffix)});

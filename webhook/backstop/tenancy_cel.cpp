@@ -67,6 +67,14 @@ Json exemption_conditions(const policy::CompiledPolicy& policy) {
   return out;
 }
 
+std::string exempt_expr(const policy::CompiledPolicy& policy) {
+  const auto& cfg = policy.config();
+  std::vector<std::string> parts;
+  if (!cfg.exempt_namespaces.empty()) parts.push_back(matches_any(namespace_expr(), cfg.exempt_namespaces));
+  if (!cfg.exempt_usernames.empty()) parts.push_back(kHasUsername + " && " + matches_any(kUsername, cfg.exempt_usernames));
+  return any_of(parts);
+}
+
 std::string tenant_expr(const policy::CompiledPolicy& policy) {
   std::string out;
   int open = 0;

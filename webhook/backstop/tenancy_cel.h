@@ -20,6 +20,10 @@ Json exempt_namespace_selector(const policy::CompiledPolicy& policy);
 // matchConditions: not an exempt namespace (exact names and globs), not an exempt username.
 Json exemption_conditions(const policy::CompiledPolicy& policy);
 
+// Whether the policy exempts the request (namespace names and globs, usernames): the
+// matchConditions' test, also in each policy's `applies` (variables.exempt).
+std::string exempt_expr(const policy::CompiledPolicy& policy);
+
 // The request's tenant name, or '' for a namespace of no tenant (variables.tenant).
 std::string tenant_expr(const policy::CompiledPolicy& policy);
 
