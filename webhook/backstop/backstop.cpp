@@ -169,6 +169,7 @@ Export export_policy(const policy::CompiledPolicy& policy, const ExportOptions& 
     std::optional<RulePlan> plan = plan_rule(ctx, notes);
     if (!plan) continue;
     for (auto& n : plan->notes) add_note(notes, std::move(n));
+    if (plan->checks.empty()) continue;  // nothing this policy could refuse (the notes say why)
     for (Action a : present) {
       std::vector<std::string> applies_parts;
       if (!shared.conditions.empty()) applies_parts.push_back("!variables.exempt");

@@ -62,10 +62,13 @@ RulePlan plan_gpu_tolerations(const PlanContext& ctx) {
   for (const auto& p : policy.pools())
     if (!p.taints.empty()) pools.push_back("pool == " + quote(p.name) + " && !(" + tolerates_all(p.taints) + ")");
   if (!pools.empty()) missing.push_back(with_pools(policy, "t.spec", any_of(pools)));
-  if (!missing.empty())
-    plan.checks.push_back({over_templates(ctx, pod_asks_gpu(policy, "t.spec") + " &&\n(" + any_of(missing) + ")"),
-                           "[gpu-tolerations] a GPU pod does not tolerate the GPU nodes' taints (defaults.gpuTaints) or "
-                           "its pool's" + std::string(kSuffix)});
+  if (missing.empty()) {
+    plan.notes.push_back("gpu-tolerations: the policy lists no taint (no policy)");
+    return plan;
+  }
+  plan.checks.push_back({over_templates(ctx, pod_asks_gpu(policy, "t.spec") + " &&\n(" + any_of(missing) + ")"),
+                         "[gpu-tolerations] a GPU pod does not tolerate the GPU nodes' taints (defaults.gpuTaints) or "
+                         "its pool's" + std::string(kSuffix)});
   plan.notes.push_back("gpu-tolerations: GPU pods whose GPUs come only from DRA claims, and the pool taints of a pod "
                        "that names no pool (pool-selector pins it)");
   return plan;
@@ -73,6 +76,12 @@ RulePlan plan_gpu_tolerations(const PlanContext& ctx) {
 
 RulePlan plan_gpu_cap(const PlanContext& ctx) {
   RulePlan plan;
+  bool capped = ctx.policy.max_gpus_for(nullptr).has_value();
+  for (const auto& t : ctx.policy.tenants()) capped = capped || ctx.policy.max_gpus_for(&t).has_value();
+  if (!capped) {
+    plan.notes.push_back("gpu-cap: the policy sets no maxGpusPerPod (no policy)");
+    return plan;
+  }
   plan.checks.push_back({over_templates(ctx, "variables.cap >= 0 && (" + pod_gpus_exceed(ctx.policy, "t.spec", "variables.cap") + ")"),
                          "[gpu-cap] the pod asks for more whole GPUs than its tenant's maxGpusPerPod" +
                              std::string(kSuffix)});

@@ -188,3 +188,16 @@ TEST_CASE("policy export: bad flags and bad policies are exit 2", "[cli][export]
     CHECK(r.err.find(c.says) != std::string::npos);
   }
 }
+
+TEST_CASE("policy export: a rule with nothing to refuse exports no policy, and says so", "[cli][export]") {
+  TempDir dir;
+  const std::string policy =
+      dir.file("bare.yaml", "apiVersion: gpu-admission.io/v1alpha1\nkind: GpuAdmissionPolicy\nmetadata: {name: bare}\nspec: {}\n");
+  const CliRun r = run_cli({"policy", "export", "--format", "vap", "-o", "json", "--policy", policy});
+  const std::set<std::string> names = policy_names(items_of(r));
+  CHECK(names.count("gpu-admission-gpu-cap") == 0);
+  CHECK(names.count("gpu-admission-gpu-tolerations") == 0);
+  CHECK(names.count("gpu-admission-privileged") == 1);
+  CHECK(r.err.find("gpu-cap: the policy sets no maxGpusPerPod (no policy)") != std::string::npos);
+  CHECK(r.err.find("gpu-tolerations: the policy lists no taint (no policy)") != std::string::npos);
+}
