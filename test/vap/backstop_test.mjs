@@ -2,8 +2,9 @@
 // ValidatingAdmissionPolicy semantics (vap.mjs), against what the webhook decides (`gpu-admission
 // check`, which mutates each pod as /mutate would and judges the result as /validate does):
 //   - every exported expression parses, and evaluates without an error on every input;
-//   - the backstop never denies what the webhook admits: every rule fixture, every example
-//     manifest, UPDATE cases (kubectl debug, annotations, labels) and a policy with tenants in
+//   - the backstop never denies what the webhook admits: every rule fixture and every example
+//     manifest (as /mutate leaves it, and as written: the API server's view when both webhooks are
+//     down), UPDATE cases (kubectl debug, annotations, labels) and a policy with tenants in
 //     other modes, exceptions and exemptions (cases.mjs), and host and mount paths spelled at random
 //     (paths.mjs);
 //   - it denies, by the rule's own policy, every fail fixture of the rules it exports, apart from
@@ -40,6 +41,7 @@ const kDifferences = [
   [/^gpu-cap\/fail\/(a30-|mig-|quantity-fractional-mig)/, "MIG slices are not counted"],
   [/^gpu-cap\/fail\/(quantity-|dra-extres-fractional)/, "a GPU quantity that is not a whole number (the API server refuses it for extended resources)"],
   [/^gpu-cap\/fail\/sidecar-before-init/, "an init container is counted without the sidecars started before it"],
+  [/^gpu-cap\/fail\/two-pools-/, "whole GPUs of a pod that names a mixed MIG pool count as the MIG slices they may become"],
   [/^tenant-pool\/fail\/.*(unpinned|no-default-pool|selector-contradicts)/, "a GPU pod not pinned to a pool (pool-selector pins it)"],
   [/^tenant-label\/fail\/review-create-without-labels/, "a pod that lacks its tenant's labels (tenant-labels adds them)"],
 ];
@@ -159,6 +161,26 @@ function judgeReport(ctx, report, objects, label, { fixtures = false } = {}) {
   }
 }
 
+// The objects of files the webhook admits whole, as they were written (before the mutating webhook,
+// as the API server holds them while it is down): the backstop must not deny them either.
+function judgeUnmutated(ctx, report, objects, label) {
+  const allowed = new Map();
+  for (const res of report.results) allowed.set(sourceFile(res), (allowed.get(sourceFile(res)) ?? true) && res.allowed);
+  for (const [file, ok] of allowed) {
+    if (!ok || reviewOf(file, ctx.reviews)) continue;
+    const docs = YAML.parseAllDocuments(fs.readFileSync(file, "utf8")).map((d) => d.toJSON()).filter((d) => d && d.kind);
+    for (const d of docs) {
+      const ns = d.metadata?.namespace || "default";
+      const b = judge(ctx, objects, attributes(d, { namespace: ns }), `${label} ${file} (unmutated)`);
+      ctx.evaluations++;
+      if (b.denied) {
+        const by = b.byPolicy.filter((p) => p.actions.includes("Deny") && p.failures.length).map((p) => p.name);
+        ctx.log.fail(`${label}: ${file} (${d.kind} ${d.metadata?.name}) as written: the webhook admits it, the backstop denies it (${by.join(", ")})`);
+      }
+    }
+  }
+}
+
 function fixtureFiles(source) {
   const root = path.join(source, "test", "fixtures");
   const out = [];
@@ -190,8 +212,9 @@ function main() {
   const fixturePolicy = path.join(args.source, "test", "fixtures", "policy.yaml");
   const fixtureExport = exportPolicy(args.binary, fixturePolicy, args.source);
   exports.push(["fixture policy", fixtureExport]);
-  judgeReport(ctx, check(args.binary, fixturePolicy, fixtureFiles(args.source), args.source), fixtureExport,
-              "fixtures", { fixtures: true });
+  const fixtureReport = check(args.binary, fixturePolicy, fixtureFiles(args.source), args.source);
+  judgeReport(ctx, fixtureReport, fixtureExport, "fixtures", { fixtures: true });
+  judgeUnmutated(ctx, fixtureReport, fixtureExport, "fixtures");
 
   // The examples with the example policies, and the built-in default policy.
   for (const [label, policy] of [["examples/policy.yaml", "examples/policy.yaml"],
@@ -199,8 +222,9 @@ function main() {
                                  ["default policy", ""]]) {
     const objects = exportPolicy(args.binary, policy && path.join(args.source, policy), args.source);
     exports.push([label, objects]);
-    judgeReport(ctx, check(args.binary, policy && path.join(args.source, policy), exampleFiles(args.source), args.source),
-                objects, label);
+    const examples = check(args.binary, policy && path.join(args.source, policy), exampleFiles(args.source), args.source);
+    judgeReport(ctx, examples, objects, label);
+    judgeUnmutated(ctx, examples, objects, label);
     judgeReport(ctx, check(args.binary, policy && path.join(args.source, policy), fixtureFiles(args.source), args.source),
                 objects, `${label} on the fixtures`);
   }

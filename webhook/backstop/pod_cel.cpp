@@ -26,13 +26,21 @@ std::vector<std::string> gpu_resource_names(const policy::CompiledPolicy& policy
   return out;
 }
 
-// Resources counted one whole GPU per unit (gpu-cap): full, shared, GPU device classes.
-std::vector<std::string> whole_gpu_resource_names(const policy::CompiledPolicy& policy) {
+// Resources counted one whole GPU per unit (gpu-cap): full, shared, GPU device classes; `full`
+// says which are whole GPUs of the device plugin (the ones mig-resources converts).
+struct CountedResource {
+  std::string name;
+  bool full;
+};
+std::vector<CountedResource> whole_gpu_resources(const policy::CompiledPolicy& policy) {
   const auto& cfg = policy.config();
-  std::vector<std::string> out = cfg.gpu_full;
-  out.insert(out.end(), cfg.gpu_shared.begin(), cfg.gpu_shared.end());
-  for (const auto& c : cfg.device_classes_full) out.push_back(std::string(policy::CompiledPolicy::kDeviceClassResourcePrefix) + c);
-  for (const auto& c : cfg.device_classes_mig) out.push_back(std::string(policy::CompiledPolicy::kDeviceClassResourcePrefix) + c);
+  std::vector<CountedResource> out;
+  for (const auto& r : cfg.gpu_full) out.push_back({r, true});
+  for (const auto& r : cfg.gpu_shared) out.push_back({r, false});
+  for (const auto& c : cfg.device_classes_full)
+    out.push_back({std::string(policy::CompiledPolicy::kDeviceClassResourcePrefix) + c, false});
+  for (const auto& c : cfg.device_classes_mig)
+    out.push_back({std::string(policy::CompiledPolicy::kDeviceClassResourcePrefix) + c, false});
   return out;
 }
 
@@ -60,16 +68,18 @@ std::string units(const std::string& map, const std::string& name) {
 }
 
 // A container's whole GPUs: per resource its limit, else its request (the API server keeps the two
-// equal for extended resources).
-std::string container_units(const policy::CompiledPolicy& policy, const std::string& c) {
+// equal for extended resources); whole GPUs of the device plugin count 0 when `converted` holds.
+std::string container_units(const policy::CompiledPolicy& policy, const std::string& c, const std::string& converted) {
   std::string out;
   const std::string limits = c + ".resources.limits", requests = c + ".resources.requests";
-  for (const auto& name : whole_gpu_resource_names(policy)) {
+  for (const auto& [name, full] : whole_gpu_resources(policy)) {
     const std::string in_limits = "has(" + c + ".resources) && has(" + limits + ") && " + quote(name) + " in " + limits;
     const std::string in_requests =
         "has(" + c + ".resources) && has(" + requests + ") && " + quote(name) + " in " + requests;
-    out += (out.empty() ? "" : " +\n") + std::string("(") + in_limits + " ? " + units(limits, name) + " : (" +
-           in_requests + " ? " + units(requests, name) + " : 0))";
+    std::string term = "(" + in_limits + " ? " + units(limits, name) + " : (" + in_requests + " ? " +
+                       units(requests, name) + " : 0))";
+    if (full && converted != "false") term = "(" + converted + " ? 0 : " + term + ")";
+    out += (out.empty() ? "" : " +\n") + term;
   }
   return out.empty() ? "0" : out;
 }
@@ -202,13 +212,15 @@ std::string tolerates(const std::string& spec, const policy::Taint& taint) {
 }
 
 // gpu_request.cpp: compute_gpu_request, as a lower bound
-std::string pod_gpus_exceed(const policy::CompiledPolicy& policy, const std::string& spec, const std::string& cap) {
-  const std::string app = "(has(" + spec + ".containers) ? " + spec + ".containers.map(c, " + container_units(policy, "c") + ") : [])";
+std::string pod_gpus_exceed(const policy::CompiledPolicy& policy, const std::string& spec, const std::string& cap,
+                            const std::string& converted) {
+  const std::string units = container_units(policy, "c", converted);
+  const std::string app = "(has(" + spec + ".containers) ? " + spec + ".containers.map(c, " + units + ") : [])";
   const std::string sidecars = "(has(" + spec + ".initContainers) ? " + spec +
                                ".initContainers.filter(c, has(c.restartPolicy) && c.restartPolicy == 'Always').map(c, " +
-                               container_units(policy, "c") + ") : [])";
-  const std::string init = "has(" + spec + ".initContainers) && " + spec + ".initContainers.exists(c, " +
-                           container_units(policy, "c") + " > " + cap + ")";
+                               units + ") : [])";
+  const std::string init = "has(" + spec + ".initContainers) && " + spec + ".initContainers.exists(c, " + units +
+                           " > " + cap + ")";
   return "[" + app + " + " + sidecars + "].exists(u, " + sum_first("u", 16) + " > " + cap + ") ||\n" + init;
 }
 

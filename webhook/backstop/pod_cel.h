@@ -45,9 +45,12 @@ std::string device_annotation(const policy::CompiledPolicy& policy, const std::s
 std::string tolerates(const std::string& spec, const policy::Taint& taint);
 
 // A lower bound of the pod's whole GPUs exceeds `cap` (an int expression): full and shared
-// resources and GPU device classes' extended resources, counted as plain integers up to 9 digits,
-// in the first 16 app and restartable init containers together, or in one init container.
-std::string pod_gpus_exceed(const policy::CompiledPolicy& policy, const std::string& spec, const std::string& cap);
+// resources and GPU device classes' extended resources (a quantity as units() reads it), in the
+// first 16 app and restartable init containers together, or in one init container. Full resources
+// count nothing where `converted` (a bool expression, or "false") holds: mig-resources turns them
+// into MIG slices there.
+std::string pod_gpus_exceed(const policy::CompiledPolicy& policy, const std::string& spec, const std::string& cap,
+                            const std::string& converted);
 
 // A ResourceClaim or ResourceClaimTemplate (`root`) with a GPU request that asks for adminAccess, or
 // that tolerates a device taint spec.deviceTolerations does not allow.

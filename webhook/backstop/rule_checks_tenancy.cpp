@@ -82,7 +82,28 @@ RulePlan plan_gpu_cap(const PlanContext& ctx) {
     plan.notes.push_back("gpu-cap: the policy sets no maxGpusPerPod (no policy)");
     return plan;
   }
-  plan.checks.push_back({over_templates(ctx, "variables.cap >= 0 && (" + pod_gpus_exceed(ctx.policy, "t.spec", "variables.cap") + ")"),
+  // Whole GPUs that mig-resources converts to MIG slices count as the slices: nothing here. A pod
+  // judged in a mixed pool has them converted, and so has one in no pool whose tenant's default
+  // pool is mixed (pool-selector pins it there first): so the count is the same for a pod as the
+  // mutating webhook leaves it and for one it never saw.
+  std::string converted = "false";
+  if (ctx.policy.mutation_enabled(policy::MutationId::MigResources)) {
+    std::vector<std::string> mixed, by_default;
+    for (const auto& p : ctx.policy.pools())
+      if (p.mig_strategy == policy::MigStrategy::Mixed) mixed.push_back(p.name);
+    for (const auto& t : ctx.policy.tenants())
+      if (t.default_pool >= 0 && ctx.policy.pools()[t.default_pool].mig_strategy == policy::MigStrategy::Mixed)
+        by_default.push_back(t.name);
+    if (!mixed.empty()) {
+      converted = "(pool in " + quote_list(mixed);
+      if (!by_default.empty() && ctx.policy.mutation_enabled(policy::MutationId::PoolSelector))
+        converted += " || (pool == '' && variables.tenant in " + quote_list(by_default) + ")";
+      converted += ")";
+    }
+  }
+  std::string body = "variables.cap >= 0 && (" + pod_gpus_exceed(ctx.policy, "t.spec", "variables.cap", converted) + ")";
+  if (converted != "false") body = with_pools(ctx.policy, "t.spec", body);
+  plan.checks.push_back({over_templates(ctx, body),
                          "[gpu-cap] the pod asks for more whole GPUs than its tenant's maxGpusPerPod" +
                              std::string(kSuffix)});
   plan.notes.push_back("gpu-cap: MIG slices, DRA claims, GPU quantities that are not whole numbers (the API server "
