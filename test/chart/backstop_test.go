@@ -114,9 +114,17 @@ func containsString(l []string, s string) bool {
 func TestBackstopOfAnotherPolicy(t *testing.T) {
 	other := "policy: |\n  apiVersion: gpu-admission.io/v1alpha1\n  kind: GpuAdmissionPolicy\n  metadata: {name: other}\n" +
 		"  spec: {exemptions: {namespaces: [kube-system, team-ops]}}\n"
-	// Left to follow enforcement, the default policy's backstop is never installed for another policy.
-	if p, _ := backstopObjects(renderValues(t, "enforcement: enforce\n"+other)); len(p) != 0 {
+	// Left to follow enforcement, the default policy's backstop is never installed for another
+	// policy, and NOTES.txt says what to do.
+	res0 := renderValues(t, "enforcement: enforce\n"+other)
+	if p, _ := backstopObjects(res0); len(p) != 0 {
 		t.Errorf("the default policy's backstop is installed for another policy: %v", names(p))
+	}
+	if !strings.Contains(res0.Notes, "--set-file backstop.policies=FILE") {
+		t.Errorf("NOTES.txt does not say how to install the backstop of another policy:\n%s", res0.Notes)
+	}
+	if !strings.Contains(renderValues(t, "enforcement: enforce").Notes, "Backstop: ValidatingAdmissionPolicies") {
+		t.Error("NOTES.txt does not mention the backstop")
 	}
 	// Asked for explicitly, the chart says what to do.
 	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "backstop: {enabled: true}\n"+other)}},
