@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(cmake g++ make ccache pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libyaml-dev
           libsimdjson-dev prometheus-cpp-dev catch2 libbenchmark-dev openssl wrk python3
           clang-14 libclang-rt-14-dev
-          golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev prometheus)
+          golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev prometheus
+          nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

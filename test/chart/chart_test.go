@@ -252,7 +252,8 @@ var standardLabels = []string{
 }
 
 var clusterScoped = map[string]bool{"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true,
-	"ClusterRole": true, "ClusterRoleBinding": true}
+	"ClusterRole": true, "ClusterRoleBinding": true, "ValidatingAdmissionPolicy": true,
+	"ValidatingAdmissionPolicyBinding": true}
 
 func checkMetadata(t *testing.T, res *Result, release, ns string) {
 	t.Helper()

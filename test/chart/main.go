@@ -5,6 +5,7 @@
 //	                  [--kube-version v1.31.0] [--api-versions cert-manager.io/v1]...
 //	                  [--show-kind Kind]... [--skip-kind Kind]...
 //	./run.sh deploy   # rewrites deploy/gpu-admission.yaml, policy-configmap.yaml and webhooks.yaml
+//	./run.sh backstop BINARY   # rewrites charts/gpu-admission/files/backstop.yaml (backstop.go)
 package main
 
 import (
@@ -103,6 +104,8 @@ func main() {
 	switch os.Args[1] {
 	case "template":
 		os.Exit(runTemplate(os.Args[2:]))
+	case "backstop":
+		os.Exit(runBackstop(os.Args[2:]))
 	case "deploy":
 		fs := flag.NewFlagSet("deploy", flag.ExitOnError)
 		chartDir := fs.String("chart", defaultChartDir(), "chart directory")

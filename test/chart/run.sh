@@ -6,9 +6,13 @@
 #                                     gpu-admission, used to lint the rendered policy
 #   test/chart/run.sh template ...    print the manifests like `helm template` (flags: main.go)
 #   test/chart/run.sh deploy          regenerate deploy/{gpu-admission,policy-configmap,webhooks}.yaml
+#   test/chart/run.sh backstop BINARY regenerate charts/gpu-admission/files/backstop.yaml (the backstop
+#                                     of the default policy, `BINARY policy export --format vap`)
 #
-# Needs: apt-get install golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev, and
-# promtool (apt-get install prometheus) for the alert rule tests
+# Needs: apt-get install golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev,
+# promtool (apt-get install prometheus) for the alert rule tests, and node with npm for the CEL
+# engine (test/vap/install.sh installs it into $GPU_ADMISSION_CEL_MODULES, by default a folder
+# under $TMPDIR)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 gopath=${CHART_TEST_GOPATH:-/usr/share/gocode}
@@ -30,17 +34,28 @@ export GOCACHE="${GOCACHE:-${TMPDIR:-/tmp}/gpu-admission-chart-gocache}"
 
 cmd=${1:-test}
 [ $# -gt 0 ] && shift
+orig=$(pwd)
 cd "$here"
 case "$cmd" in
   test)
     if [ $# -gt 0 ]; then GPU_ADMISSION_BINARY=$1; export GPU_ADMISSION_BINARY; shift; fi
+    # The CEL engine the matchConditions and the backstop are evaluated with (cel_test.go); without
+    # it (77: no node, npm or registry) those tests skip, and fail in CI.
+    GPU_ADMISSION_CEL_MODULES=${GPU_ADMISSION_CEL_MODULES:-${TMPDIR:-/tmp}/gpu-admission-cel-harness}
+    sh "$here/../vap/install.sh" "$GPU_ADMISSION_CEL_MODULES" || [ $? -eq 77 ] || exit 1
+    export GPU_ADMISSION_CEL_MODULES
     exec go test -count=1 "$@" .
     ;;
   template|deploy)
     exec go run . "$cmd" "$@"
     ;;
+  backstop)
+    [ $# -eq 1 ] || { echo "usage: $0 backstop BINARY" >&2; exit 2; }
+    case $1 in /*) bin=$1 ;; *) bin=$orig/$1 ;; esac
+    exec go run . backstop "$bin"
+    ;;
   *)
-    echo "usage: $0 test [BINARY] [go test flags] | template [flags] | deploy" >&2
+    echo "usage: $0 test [BINARY] [go test flags] | template [flags] | deploy | backstop BINARY" >&2
     exit 2
     ;;
 esac

@@ -16,7 +16,7 @@ namespace gpu_admission::webhook {
 using Args = std::vector<std::string>;
 
 int run_check(const Args& args);
-int run_policy(const Args& args);   // policy lint [--strict] FILE|- | policy show [--default|FILE]
+int run_policy(const Args& args);   // policy lint [--strict] FILE|- | policy show [--default|FILE] | policy export --format vap
 int run_test(const Args& args);     // test SUITE.yaml|DIR... [--run REGEX]
 int run_audit(const Args& args);    // audit [--kubeconfig FILE] [--context NAME] [--write-reports] [--interval D] [FILE...|-]
 int run_serve(const Args& args);    // serve [--policy FILE] [--tls-cert FILE --tls-key FILE] ...

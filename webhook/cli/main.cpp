@@ -30,6 +30,7 @@ Usage:
                       [--interval DURATION --metrics-listen ADDR] [FILE...|-]
   gpu-admission policy lint [--strict] FILE|-
   gpu-admission policy show [--default|FILE]
+  gpu-admission policy export --format vap [--policy FILE]
   gpu-admission certs --service NAME --namespace NS [--out-dir DIR] [--days N] [--force]
   gpu-admission version [--output text|json]
 

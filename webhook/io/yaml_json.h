@@ -45,8 +45,14 @@ struct YamlParse {
 // Parses every document of a YAML stream, or a JSON text (detected by its first character).
 YamlParse parse_yaml_or_json(std::string_view text, const YamlLimits& limits = {});
 
+struct YamlWriteOptions {
+  // Strings of several lines as literal block scalars (`|-`) where they read back the same, for
+  // text meant to be read (the backstop's CEL expressions); else every string stays on one line.
+  bool literal_blocks = false;
+};
+
 // YAML text of a JSON tree (block style; strings that would read back as another type are quoted).
-std::string to_yaml(const Json& value);
+std::string to_yaml(const Json& value, const YamlWriteOptions& options = {});
 
 // Compact JSON text that never throws on invalid UTF-8 (it is replaced).
 std::string to_json_text(const Json& value, int indent = -1);

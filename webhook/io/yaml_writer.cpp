@@ -53,7 +53,31 @@ void write_scalar_string(std::string& out, const std::string& s) {
   }
 }
 
-void write_value(std::string& out, const Json& v, int indent);
+void write_value(std::string& out, const Json& v, int indent, const YamlWriteOptions& options);
+
+// With options.literal_blocks: a string of several lines that reads back the same as a literal
+// block scalar (`|-`): printable ASCII lines, not starting with a space or a line break (that would
+// change the block's indentation), not ending with a line break.
+bool literal_block_safe(const std::string& s) {
+  if (s.find('\n') == std::string::npos || s.front() == ' ' || s.front() == '\n' || s.back() == '\n') return false;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c != '\n' && (c < 0x20 || c >= 0x7f)) return false;
+  }
+  return true;
+}
+
+void write_literal_block(std::string& out, const std::string& s, int indent) {
+  out += " |-\n";
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string::npos) nl = s.size();
+    if (nl > start) out.append(static_cast<size_t>(indent), ' ').append(s, start, nl - start);
+    out += '\n';
+    start = nl + 1;
+  }
+}
 
 void write_inline(std::string& out, const Json& v) {
   if (v.is_string()) write_scalar_string(out, v.get_ref<const std::string&>());
@@ -63,7 +87,7 @@ void write_inline(std::string& out, const Json& v) {
 }
 
 // Writes a collection whose first line continues the current one (after "- " or at the top).
-void write_block(std::string& out, const Json& v, int indent, bool first_line_started) {
+void write_block(std::string& out, const Json& v, int indent, bool first_line_started, const YamlWriteOptions& options) {
   bool first = true;
   auto line_start = [&] {
     if (!(first && first_line_started)) out.append(static_cast<size_t>(indent), ' ');
@@ -83,7 +107,7 @@ void write_block(std::string& out, const Json& v, int indent, bool first_line_st
         out += key;
       }
       out += ':';
-      write_value(out, it.value(), indent + 2);
+      write_value(out, it.value(), indent + 2, options);
     }
   } else {
     for (const auto& item : v) {
@@ -91,7 +115,7 @@ void write_block(std::string& out, const Json& v, int indent, bool first_line_st
       out += '-';
       if ((item.is_object() || item.is_array()) && !item.empty()) {
         out += ' ';
-        write_block(out, item, indent + 2, true);
+        write_block(out, item, indent + 2, true, options);
       } else {
         out += ' ';
         write_inline(out, item);
@@ -102,11 +126,15 @@ void write_block(std::string& out, const Json& v, int indent, bool first_line_st
 }
 
 // After "key:": a scalar or empty collection on the same line, else the block below.
-void write_value(std::string& out, const Json& v, int indent) {
+void write_value(std::string& out, const Json& v, int indent, const YamlWriteOptions& options) {
   if ((v.is_object() || v.is_array()) && !v.empty()) {
     out += '\n';
     // Sequences under a key are indented like the key's children.
-    write_block(out, v, indent, false);
+    write_block(out, v, indent, false, options);
+    return;
+  }
+  if (options.literal_blocks && v.is_string() && literal_block_safe(v.get_ref<const std::string&>())) {
+    write_literal_block(out, v.get_ref<const std::string&>(), indent);
     return;
   }
   out += ' ';
@@ -116,9 +144,9 @@ void write_value(std::string& out, const Json& v, int indent) {
 
 }  // namespace
 
-std::string to_yaml(const Json& value) {
+std::string to_yaml(const Json& value, const YamlWriteOptions& options) {
   std::string out;
-  if ((value.is_object() || value.is_array()) && !value.empty()) write_block(out, value, 0, false);
+  if ((value.is_object() || value.is_array()) && !value.empty()) write_block(out, value, 0, false, options);
   else {
     write_inline(out, value);
     out += '\n';

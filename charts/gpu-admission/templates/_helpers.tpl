@@ -325,3 +325,31 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{ toYaml . }}
 {{- end }}
 {{- end }}
+
+{{/*
+The backstop (templates/backstop.yaml): "true" when it is installed. backstop.enabled decides when
+it is true or false; left empty, it follows `enforcement` (on once the chart enforces).
+*/}}
+{{- define "gpu-admission.backstopEnabled" -}}
+{{- $v := .Values.backstop.enabled }}
+{{- if kindIs "bool" $v }}{{ $v }}{{ else if eq (toString $v) "" }}{{ eq (toString .Values.enforcement) "enforce" }}
+{{- else }}{{ fail (printf "backstop.enabled must be true, false or empty (follow enforcement), got %q" (toString $v)) }}{{ end }}
+{{- end }}
+
+{{/*
+The backstop's objects as text: backstop.policies when set, else files/backstop.yaml (the export of
+the built-in default policy) while the policy value is that policy; "" otherwise. The export's
+first line records the SHA-256 of the policy text it was made from.
+*/}}
+{{- define "gpu-admission.backstopText" -}}
+{{- if .Values.backstop.policies }}
+{{- .Values.backstop.policies }}
+{{- else }}
+{{- $bundled := .Files.Get "files/backstop.yaml" }}
+{{- $made := regexFind "[0-9a-f]{64}" (regexFind "^# policy-sha256: [0-9a-f]{64}" $bundled) }}
+{{- $policy := .Values.policy }}
+{{- if and (kindIs "string" $policy) (eq (sha256sum $policy) $made) }}
+{{- $bundled }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -108,6 +108,23 @@ TEST_CASE("to_yaml reads back to the same tree", "[yaml]") {
   CHECK(long_back.documents.at(0).value == long_keys);
 }
 
+TEST_CASE("to_yaml with literal_blocks writes readable lines and reads back the same", "[yaml]") {
+  Json v = Json::parse(R"({"spec":{"expression":"a ||\n  b: c #d\n\n'e'","lead":" x\ny","trail":"x\ny\n","first":"\nx",
+      "uni":"caf\u00e9\nx","one":"single line","list":["a\nb"],"tab":"a\tb\nc"}})");
+  const std::string yaml = webhook::to_yaml(v, {.literal_blocks = true});
+  INFO(yaml);
+  // Only what a literal block keeps exactly becomes one: no leading space or line break, no trailing
+  // line break, printable ASCII; a string in a list stays quoted.
+  CHECK(yaml.find("expression: |-\n    a ||\n      b: c #d\n\n    'e'\n") != std::string::npos);
+  for (const char* quoted : {"lead: \" x\\ny\"", "trail: \"x\\ny\\n\"", "first: \"\\nx\"", "- \"a\\nb\"",
+                             "tab: \"a\\tb\\nc\""})
+    CHECK(yaml.find(quoted) != std::string::npos);
+  auto back = parse_yaml_or_json(yaml);
+  REQUIRE_FALSE(back.error);
+  CHECK(back.documents.at(0).value == v);
+  CHECK(webhook::to_yaml(v).find("|-") == std::string::npos);  // not by default
+}
+
 TEST_CASE("escapes that yaml-cpp writes as single bytes come out as UTF-8", "[yaml]") {
   // yaml-cpp 0.7 turns \N (U+0085) and \_ (U+00A0) into the bytes 0x85 and 0xA0.
   auto parsed = parse_yaml_or_json("a: \"x\\Ny\\_z\\L\\P\\x85\"\nb: \"\u00c5\\N\"\n");
