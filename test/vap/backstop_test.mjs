@@ -15,7 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { admit, Engine, expressionsOf, loadCel, loadYaml } from "./vap.mjs";
+import { admit, Engine, expressionsOf, loadCel, loadRe2, loadYaml } from "./vap.mjs";
 import { attributes, check, exportPolicy, Log, run, sourceFile, yamlFiles } from "./harness.mjs";
 import { runUpdateCases, runPolicyCases } from "./cases.mjs";
 import { runPathDifferential } from "./paths.mjs";
@@ -60,10 +60,24 @@ function parseArgs(argv) {
   return out;
 }
 
-// Every expression parses, and was evaluated to a value in some admission of the test.
+// The regular expressions of `expression`'s .matches() calls on raw or plain string literals. The
+// API server compiles constant patterns with the policy (RE2): an invalid one rejects the whole
+// ValidatingAdmissionPolicy, so each must compile here too, whether or not a case reaches it.
+function regexLiterals(expression) {
+  const out = [];
+  for (const m of expression.matchAll(/\.matches\(\s*(r?)'((?:[^'\\]|\\.)*)'\s*\)/g))
+    out.push(m[1] === "r" ? m[2] : m[2].replace(/\\(.)/g, "$1"));
+  return out;
+}
+
+// Every expression parses, its regular expressions compile, and it was evaluated to a value in
+// some admission of the test.
 function checkExpressions(ctx, objects, label) {
   for (const { at, expression } of expressionsOf(objects)) {
     try { ctx.engine.compile(expression); } catch (e) { ctx.log.fail(`${label}: ${at} does not parse: ${e.message}`); continue; }
+    for (const pattern of regexLiterals(expression)) {
+      try { ctx.re2.compile(pattern); } catch (e) { ctx.log.fail(`${label}: ${at}: the pattern /${pattern}/ does not compile: ${e.message}`); }
+    }
     if (!ctx.evaluatedOk.has(expression)) ctx.log.fail(`${label}: ${at} was never evaluated to a value by the cases`);
   }
 }
@@ -204,7 +218,8 @@ function main() {
   const engine = new Engine(loadCel(args.modules));
   YAML = loadYaml(args.modules);
   const log = new Log();
-  const ctx = { engine, log, source: args.source, coverage: {}, evaluations: 0, binary: args.binary, reviews: new Map(),
+  const ctx = { engine, re2: loadRe2(args.modules), log, source: args.source, coverage: {}, evaluations: 0,
+                binary: args.binary, reviews: new Map(),
                 evaluatedOk: new Set(), judge };
   const exports = [];
 

@@ -15,6 +15,13 @@ export function loadCel(modulesDir) {
   return require("@bufbuild/cel");
 }
 
+// The RE2 implementation the engine's matches() uses (a dependency of @bufbuild/cel): patterns
+// are checked with the same syntax the API server's RE2 accepts.
+export function loadRe2(modulesDir) {
+  const require = createRequire(path.join(path.resolve(modulesDir), "package.json"));
+  return require("@bufbuild/re2").RE2JS;
+}
+
 // The yaml package installed beside the engine (for reading YAML the tests are given).
 export function loadYaml(modulesDir) {
   const require = createRequire(path.join(path.resolve(modulesDir), "package.json"));

@@ -63,8 +63,8 @@ std::string gpu_resource(const policy::CompiledPolicy& policy, const std::string
 std::string units(const std::string& map, const std::string& name) {
   const std::string q = "string(" + map + "[" + quote(name) + "])";
   return "(" + q + ".matches(r'^[0-9]{1,9}$') ? int(" + q + ") : " + q +
-         ".matches(r'^\+?(?:[1-9][0-9]{9,}|[1-9][0-9]*(?:[MGTPE]i?|[eE]\+?0*(?:[4-9]|[1-9][0-9]+)))$') ? 10000 : " + q +
-         ".matches(r'^\+?[1-9][0-9]*(?:k|Ki|[eE]\+?0*3)$') ? 1000 : 0)";
+         ".matches(r'^\\+?(?:[1-9][0-9]{9,}|[1-9][0-9]*(?:[MGTPE]i?|[eE]\\+?0*(?:[4-9]|[1-9][0-9]+)))$') ? 10000 : " + q +
+         ".matches(r'^\\+?[1-9][0-9]*(?:k|Ki|[eE]\\+?0*3)$') ? 1000 : 0)";
 }
 
 // A container's whole GPUs: per resource its limit, else its request (the API server keeps the two

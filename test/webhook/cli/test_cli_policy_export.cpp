@@ -58,7 +58,7 @@ std::set<std::string> policy_names(const Json& items) {
 }  // namespace
 
 TEST_CASE("policy export --format vap: a policy and a binding per exported rule", "[cli][export]") {
-  for (const std::string policy : {std::string(), kFixturePolicy}) {
+  for (const std::string& policy : {std::string(), kFixturePolicy}) {
     INFO("policy " << (policy.empty() ? "built-in" : policy));
     std::vector<std::string> args = {"policy", "export", "--format", "vap", "--output", "json"};
     if (!policy.empty()) args.insert(args.end(), {"--policy", policy});
