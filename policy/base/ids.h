@@ -16,19 +16,24 @@ enum class RuleId : uint8_t {
 #undef GPU_ADMISSION_RULE
 };
 
-// What a rule keeps out: flags a rule combines in rules.def. What each one changes:
-enum RuleCategory : uint8_t {
-  // Keeps tenants apart on a node: a deny finding is high severity in PolicyReports, and an
-  // exception that selects the rule by pod labels alone is a lint warning.
-  kSecurityRule = 1 << 0,
-  // Which GPUs a pod gets and where it runs (caps, pools, MIG, GPU node taints): an exception
-  // that selects the rule by pod labels alone is a lint warning.
-  kGpuRule = 1 << 1,
-  // Whose pod it is (tenant labels and pools): shown in the rule reference.
-  kTenancyRule = 1 << 2,
+// What a rule keeps out: flags a rule combines in rules.def. kRuleCategories says what each one
+// means and what it changes; the rule reference lists the rules of each.
+enum RuleCategory : uint8_t { kSecurityRule = 1 << 0, kGpuRule = 1 << 1, kTenancyRule = 1 << 2 };
+
+struct RuleCategoryInfo {
+  RuleCategory flag;
+  std::string_view name;     // in the rule reference: "security"
+  std::string_view meaning;  // what it says of a rule and what it changes (Markdown)
 };
-// The categories' names in the rule reference, by bit: kRuleCategoryNames[0] is kSecurityRule's.
-inline constexpr std::array<std::string_view, 3> kRuleCategoryNames = {"security", "gpu", "tenancy"};
+inline constexpr std::array<RuleCategoryInfo, 3> kRuleCategories = {{
+    {kSecurityRule, "security",
+     "keeps tenants apart on a node: a deny finding is `high` severity in PolicyReports, and `policy lint` warns "
+     "about an exception that selects the rule by `podLabels`"},
+    {kGpuRule, "gpu",
+     "decides which GPUs a pod gets and where it runs: `policy lint` warns about an exception that selects the rule "
+     "by `podLabels`"},
+    {kTenancyRule, "tenancy", "decides whose pod it is: tenant labels and pools"},
+}};
 
 struct RuleInfo {
   std::string_view name;    // the stable rule ID: "gpu-cap"

@@ -44,4 +44,11 @@ void check_device_tolerations(const RuleContext& ctx, RuleOutput& out) {
   }
 }
 
+void check_claim_device_tolerations(const ClaimContext& ctx, RuleOutput& out) {
+  std::vector<DisallowedToleration> found;
+  find_disallowed_tolerations(ctx.policy, ctx.claim, found);
+  for (const auto& d : found)
+    out.report(std::string(ctx.claim.devices_field()) + "." + d.field, disallowed_toleration_message(ctx.claim, d));
+}
+
 }  // namespace gpu_admission::policy

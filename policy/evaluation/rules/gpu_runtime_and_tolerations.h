@@ -1,5 +1,5 @@
-// Two checks of gpu-device-access, called from check_gpu_device_access: the runtime class of a
-// GPU pod, and the device tolerations of its DRA GPU requests.
+// Two checks of gpu-device-access, called from its pod and claim checks: the runtime class of a
+// GPU pod, and the device tolerations of DRA GPU requests.
 #pragma once
 
 #include "policy/evaluation/rules/rule.h"
@@ -14,5 +14,8 @@ void check_runtime_class(const RuleContext& ctx, RuleOutput& out);
 // A DRA GPU request of one of the pod's resolved claims with a toleration that
 // spec.deviceTolerations does not allow (policy/evaluation/device_tolerations.h).
 void check_device_tolerations(const RuleContext& ctx, RuleOutput& out);
+// The same for a ResourceClaim or ResourceClaimTemplate on its own: one finding per disallowed
+// toleration, at its field in the object.
+void check_claim_device_tolerations(const ClaimContext& ctx, RuleOutput& out);
 
 }  // namespace gpu_admission::policy
