@@ -10,7 +10,7 @@
 #include "policy/dra/gpu_request.h"
 #include "policy/views/host_path.h"
 #include "policy/evaluation/rules/rule.h"
-#include "policy/evaluation/rules/gpu_runtime_and_tolerations.h"
+#include "policy/evaluation/rules/gpu_device_access.h"
 #include "policy/base/tenant_labels.h"
 
 namespace gpu_admission::policy {

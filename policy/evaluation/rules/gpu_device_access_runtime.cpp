@@ -2,7 +2,7 @@
 // how they hand GPUs to containers and isolate them: a platform lists the ones it has checked), and
 // the tolerations of a pod's DRA GPU requests (device taints fence broken GPUs or reserve GPUs for
 // someone else; a tenant tolerates only what spec.deviceTolerations allows).
-#include "policy/evaluation/rules/gpu_runtime_and_tolerations.h"
+#include "policy/evaluation/rules/gpu_device_access.h"
 
 #include <algorithm>
 #include <vector>
