@@ -2,8 +2,10 @@
 // runtime or a GPU-sharing layer obeys (the built-in names and the policy's spec.gpuEnvVars, set
 // directly or formed by an envFrom prefix), hostPath mounts that reach the GPU stack (the policy's
 // host path table: device nodes, runtime state and device lists, kubelet sockets, CDI specs, and
-// every directory above them), volume mounts where the NVIDIA toolkit reads a device list, and
-// device-injecting pod annotations.
+// every directory above them), volume mounts where the NVIDIA toolkit reads a device list,
+// device-injecting pod annotations, and DRA GPU requests with adminAccess (of a pod's claims, and
+// of a claim on its own). Its other parts have files of their own (gpu_device_access.h): a GPU
+// pod's runtime class, and the device tolerations of DRA GPU requests.
 #include <algorithm>
 #include <array>
 
