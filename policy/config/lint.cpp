@@ -271,23 +271,16 @@ void exception_expiry(Lint& l) {
   }
 }
 
-// Rules an exception must not hand out by pod labels: the security rules and the GPU rules. A pod's
-// labels are the tenant's to write, so a podLabels selector narrows nothing a tenant wants.
-constexpr std::array<RuleId, 9> kLabelSensitiveRules = {
-    RuleId::Privileged, RuleId::HostNamespaces, RuleId::GpuDeviceAccess, RuleId::MpsAdversarial, RuleId::GpuSharing,
-    RuleId::GpuCap,     RuleId::TenantPool,     RuleId::MigProfile,      RuleId::GpuTolerations};
+// Rules an exception must not hand out by pod labels: the security rules and the GPU rules
+// (their categories in rules.def). A pod's labels are the tenant's to write, so a podLabels
+// selector narrows nothing a tenant wants.
+constexpr uint8_t kLabelSensitiveCategories = kSecurityRule | kGpuRule;
 
-template <size_t N>
-bool listed(const std::array<RuleId, N>& table, RuleId rule) {
-  return std::find(table.begin(), table.end(), rule) != table.end();
-}
-
-// "privileged, gpu-cap": the rules of `e` that are in `table`, in the exception's order.
-template <size_t N>
-std::string rules_in(const ExceptionConfig& e, const std::array<RuleId, N>& table) {
+// "privileged, gpu-cap": the rules of `e` of a category in `categories`, in the exception's order.
+std::string rules_in(const ExceptionConfig& e, uint8_t categories) {
   std::string out;
   for (RuleId rule : e.rules)
-    if (listed(table, rule)) out += (out.empty() ? "" : ", ") + std::string(name_of(rule));
+    if (info_of(rule).in(categories)) out += (out.empty() ? "" : ", ") + std::string(name_of(rule));
   return out;
 }
 
@@ -299,7 +292,7 @@ void exception_pod_labels(Lint& l) {
   for (size_t i = 0; i < l.config.exceptions.size(); ++i) {
     const ExceptionConfig& e = l.config.exceptions[i];
     if (e.pod_labels.empty()) continue;
-    const std::string rules = rules_in(e, kLabelSensitiveRules);
+    const std::string rules = rules_in(e, kLabelSensitiveCategories);
     if (rules.empty()) continue;
     const bool scoped = !e.namespaces.empty() || !e.tenants.empty() || !e.usernames.empty();
     l.warn(exception_at(i) + ".podLabels",

@@ -86,14 +86,4 @@ std::string disallowed_toleration_message(const ClaimView& claim, const Disallow
          " (device taints fence broken GPUs or reserve them for others)";
 }
 
-void check_claim_device_tolerations(const CompiledPolicy& policy, const ClaimView& claim, Action action,
-                                    Decision& out) {
-  if (action == Action::Off) return;
-  std::vector<DisallowedToleration> found;
-  find_disallowed_tolerations(policy, claim, found);
-  for (const auto& d : found)
-    out.findings.push_back({RuleId::GpuDeviceAccess, action, std::string(claim.devices_field()) + "." + d.field,
-                            disallowed_toleration_message(claim, d)});
-}
-
 }  // namespace gpu_admission::policy

@@ -19,7 +19,6 @@
 
 #include "policy/config/compiled_policy.h"
 #include "policy/dra/claim_view.h"
-#include "policy/evaluation/decision.h"
 #include "policy/views/pod_view.h"
 
 namespace gpu_admission::policy {
@@ -48,10 +47,5 @@ std::string toleration_text(const Toleration& t);
 // What a finding says about `d`: `request "gpu" tolerates device taints {...} (at ...), which
 // spec.deviceTolerations does not allow ...` ("gpu/slice" for a firstAvailable subrequest).
 std::string disallowed_toleration_message(const ClaimView& claim, const DisallowedToleration& d);
-
-// gpu-device-access for a ResourceClaim or ResourceClaimTemplate judged on its own, at `action`
-// (nothing when Off): one finding per disallowed toleration, at its field in the object.
-void check_claim_device_tolerations(const CompiledPolicy& policy, const ClaimView& claim, Action action,
-                                    Decision& out);
 
 }  // namespace gpu_admission::policy

@@ -98,11 +98,13 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
 
   RuleContext ctx{policy, pod, ns, tenant, pool, pools.pinned, options.old_pod, pools.named, gpu, problems,
                   tenant_unknown};
-  for (const RuleDef& rule : rule_table()) {
-    Action action = policy.action(rule.id, tenant);
+  const auto& rules = rule_entries();
+  for (size_t i = 0; i < kRuleCount; ++i) {
+    const RuleId id = static_cast<RuleId>(i);
+    const Action action = policy.action(id, tenant);
     if (action == Action::Off) continue;
-    RuleOutput output(rule.id, action, out.findings);
-    rule.check(ctx, output);
+    RuleOutput output(id, action, out.findings);
+    rules[i]->pod(ctx, output);
   }
   out.allowed = !out.has(Action::Deny);
   apply_exceptions(policy, {ns, tenant, options.username, &pod.labels, options.now}, out);

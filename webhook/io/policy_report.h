@@ -10,8 +10,8 @@
 //   of results before the cap.
 // - pass: judged objects without any result; skip: objects exempt from the policy (exempt
 //   namespace or username); error: objects that could not be judged (they have no result).
-// - severity: `high` for a deny finding of a security rule (privileged, host-namespaces,
-//   gpu-device-access, mps-adversarial, gpu-sharing), `medium` for every other result.
+// - severity: `high` for a deny finding of a security rule (category security in
+//   policy/base/rules.def: policy::is_security_rule), `medium` for every other result.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // maxGpusPerPod, else defaults.maxGpusPerPod; and GPU quantities that are not whole numbers
 // (or are negative, unreadable or too large). Such a quantity still counts (gpu_request.h): a
 // fraction as its ceiling, too large or unreadable as more than any cap, so the cap check below
-// sees it too.
+// sees it too. A ResourceClaim or template on its own is refused for what it alone asks.
 #include <algorithm>
 
 #include "policy/evaluation/mutations/mutation.h"
@@ -50,8 +50,6 @@ std::string requested_text(const RuleContext& ctx) {
   return out + " (" + gpu_sources_text(ctx.gpu) + ")";
 }
 
-}  // namespace
-
 void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& p : ctx.quantity_problems) {
     std::string shown = bounded(quantity_json(*p.quantity));
@@ -72,5 +70,40 @@ void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
                                                                 : "the default cap is";
   out.report(ctx.field("spec"), "pod requests " + requested_text(ctx) + "; " + who + " " + std::to_string(*cap) + " per pod");
 }
+
+// A claim on its own: every GPU of a class (allocationMode: All) where a cap applies, or more
+// GPUs than the cap.
+void check_claim_gpu_cap(const ClaimContext& ctx, RuleOutput& out) {
+  auto cap = ctx.policy.max_gpus_for(ctx.tenant);
+  if (!cap) return;
+  for (const auto& r : ctx.gpus.requests) {
+    if (!r.all) continue;
+    out.report(ctx.request_field(r), "request " + quoted(r.name) +
+                                         " asks for every GPU of its device class (allocationMode: All) where a cap applies");
+  }
+  const int per_gpu = ctx.slices_per_gpu;
+  if (ctx.gpus.slices <= *cap * per_gpu || ctx.gpus.all) return;  // All is reported above
+  std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
+                                                                : "the default cap is";
+  std::string asked =
+      ctx.gpus.slices >= kSaturatedSlices ? "more GPUs than can be counted" : gpus_text(ctx.gpus.slices, per_gpu) + " GPUs";
+  out.report(std::string(ctx.claim.devices_field()) + ".requests",
+             std::string(ctx.claim.kind == ClaimKind::Template ? "claim template" : "claim") + " asks for " + asked +
+                 "; " + who + " " + std::to_string(*cap) + " per pod");
+}
+
+}  // namespace
+
+constinit const RuleEntry kGpuCapRule = rule_entry({
+    .pod = check_gpu_cap,
+    .refuses = "a pod whose GPU total is above its tenant's `maxGpusPerPod` (else `spec.defaults.maxGpusPerPod`); a "
+               "GPU quantity that is not a whole number (it counts as the next whole number); where a cap applies, a "
+               "DRA GPU request with `allocationMode: All` or a claim that cannot be found. The total is computed "
+               "exactly, as the kubelet hands out GPUs: the larger of all app containers and sidecars together and "
+               "any one init container with the sidecars started before it, plus DRA devices",
+    .claim = check_claim_gpu_cap,
+    .claim_refuses = "a claim that alone asks for more GPUs than the cap (a pinned MIG profile counts as its largest "
+                     "share on any GPU model), or a GPU request with `allocationMode: All` where a cap applies",
+});
 
 }  // namespace gpu_admission::policy

@@ -2,15 +2,17 @@
 // runtime or a GPU-sharing layer obeys (the built-in names and the policy's spec.gpuEnvVars, set
 // directly or formed by an envFrom prefix), hostPath mounts that reach the GPU stack (the policy's
 // host path table: device nodes, runtime state and device lists, kubelet sockets, CDI specs, and
-// every directory above them), volume mounts where the NVIDIA toolkit reads a device list, and
-// device-injecting pod annotations.
+// every directory above them), volume mounts where the NVIDIA toolkit reads a device list,
+// device-injecting pod annotations, and DRA GPU requests with adminAccess (of a pod's claims, and
+// of a claim on its own). Its other parts have files of their own (gpu_device_access.h): a GPU
+// pod's runtime class, and the device tolerations of DRA GPU requests.
 #include <algorithm>
 #include <array>
 
 #include "policy/dra/gpu_request.h"
 #include "policy/views/host_path.h"
 #include "policy/evaluation/rules/rule.h"
-#include "policy/evaluation/rules/gpu_runtime_and_tolerations.h"
+#include "policy/evaluation/rules/gpu_device_access.h"
 #include "policy/base/tenant_labels.h"
 
 namespace gpu_admission::policy {
@@ -143,8 +145,6 @@ void check_annotations(const RuleContext& ctx, RuleOutput& out) {
   }
 }
 
-}  // namespace
-
 void check_gpu_device_access(const RuleContext& ctx, RuleOutput& out) {
   if (!env_read_for_policy(ctx))
     out.report(ctx.field("spec"), "cannot judge env vars against spec.gpuEnvVars: the pod was decoded without them");
@@ -158,5 +158,39 @@ void check_gpu_device_access(const RuleContext& ctx, RuleOutput& out) {
   check_runtime_class(ctx, out);
   check_device_tolerations(ctx, out);
 }
+
+// A claim on its own: adminAccess, and tolerations spec.deviceTolerations does not allow.
+void check_claim_gpu_device_access(const ClaimContext& ctx, RuleOutput& out) {
+  for (const auto& r : ctx.gpus.requests) {
+    if (!r.gpu || !r.admin_access) continue;
+    out.report(ctx.request_field(r),
+               "request " + quoted(r.name) + " asks for adminAccess, which reaches GPUs allocated to other pods");
+  }
+  check_claim_device_tolerations(ctx, out);
+}
+
+}  // namespace
+
+constinit const RuleEntry kGpuDeviceAccessRule = rule_entry({
+    .pod = check_gpu_device_access,
+    .refuses =
+        "routes to a GPU that bypass the device plugin or DRA driver: the env vars `NVIDIA_VISIBLE_DEVICES`, "
+        "`NVIDIA_MIG_CONFIG_DEVICES`, `NVIDIA_MIG_MONITOR_DEVICES`, `NVIDIA_IMEX_CHANNELS`, `NVIDIA_MOFED`, "
+        "`NVIDIA_NVSWITCH`, `NVIDIA_GDS`, `NVIDIA_GDRCOPY` (InfiniBand, NVSwitch, GPUDirect Storage and GDRCopy "
+        "devices), `CUDA_DISABLE_CONTROL` (turns off HAMi's in-container limits) and those of `spec.gpuEnvVars` (as a "
+        "value or through `valueFrom`; the one allowed case is `NVIDIA_VISIBLE_DEVICES=void` in a container that asks "
+        "for no GPU, which is what `hide-gpus` writes), an `envFrom` prefix that could spell one of them; a `hostPath` "
+        "volume on the built-in GPU path list or `spec.gpuHostPaths`, compared after normalizing the path "
+        "(`/dev/../dev//nvidia0` is `/dev/nvidia0`); a `volumeMount` of any volume, in any container, whose "
+        "`mountPath` is `/var/run/nvidia-container-devices` or under it after the same normalization (the NVIDIA "
+        "toolkit reads mounts there as a device list; like the toolkit, a path that merely begins with it, "
+        "`/var/run/nvidia-container-devicesall`, counts too); an annotation under `spec.deviceAnnotationPrefixes` or "
+        "equal to one without its trailing `/`; a DRA GPU request with `adminAccess: true`, or with a toleration "
+        "`spec.deviceTolerations` does not allow; a GPU pod whose `runtimeClassName` is missing or not in its pool's "
+        "`runtimeClasses` (else `spec.runtimeClasses`) when that list is set",
+    .claim = check_claim_gpu_device_access,
+    .claim_refuses = "a GPU request with `adminAccess: true`, or with a toleration `spec.deviceTolerations` does not "
+                     "allow",
+});
 
 }  // namespace gpu_admission::policy

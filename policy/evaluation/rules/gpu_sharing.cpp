@@ -120,8 +120,6 @@ void check_claims(const RuleContext& ctx, const std::string& pool, RuleOutput& o
   }
 }
 
-}  // namespace
-
 void check_gpu_sharing(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.pool || ctx.pool->trust != Trust::Adversarial) return;
   const std::string pool = quoted(ctx.pool->name);
@@ -131,5 +129,21 @@ void check_gpu_sharing(const RuleContext& ctx, RuleOutput& out) {
   check_node_constraints(ctx, pool, out);
   check_claims(ctx, pool, out);
 }
+
+}  // namespace
+
+constinit const RuleEntry kGpuSharingRule = rule_entry({
+    .pod = check_gpu_sharing,
+    .refuses = "in a pool with `trust: adversarial`, any other way to share a GPU with other pods (no memory or "
+               "fault isolation between them): a GPU pod when the pool's `sharing` is `time-slicing`; a "
+               "`spec.gpuResources.shared` resource (time-sliced replicas) or a `spec.gpuResources.fractional` one, "
+               "in any container; a node constraint (`nodeSelector` or required node affinity, any operator, any "
+               "ORed term) on `nvidia.com/gpu.replicas`, or one on `nvidia.com/gpu.product` that can select a "
+               "time-sliced node: a value ending in `-SHARED` (a `nodeSelector` value or an `In` value, in any "
+               "case), or any operator but `In` and `DoesNotExist` (`NotIn`, `Exists`, `Gt`, `Lt`; `DoesNotExist` "
+               "selects only nodes without GPUs, since every GPU node carries the label); a DRA GPU request that "
+               "asks for a share of a device (`capacity.requests`, consumable capacity) or whose NVIDIA driver "
+               "configuration asks for `sharing.strategy: TimeSlicing`; a DRA claim that cannot be found",
+});
 
 }  // namespace gpu_admission::policy

@@ -20,13 +20,18 @@ void require(const RuleContext& ctx, RuleOutput& out, const Taint& taint, const 
   out.report(ctx.field("spec.tolerations"), "GPU pod does not tolerate " + source + " taint " + taint_text(taint));
 }
 
-}  // namespace
-
 void check_gpu_tolerations(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.gpu.gpu_pod()) return;
   for (const auto& taint : ctx.policy.gpu_taints()) require(ctx, out, taint, nullptr);
   if (!ctx.pool) return;
   for (const auto& taint : ctx.pool->taints) require(ctx, out, taint, ctx.pool);
 }
+
+}  // namespace
+
+constinit const RuleEntry kGpuTolerationsRule = rule_entry({
+    .pod = check_gpu_tolerations,
+    .refuses = "a GPU pod that does not tolerate every taint of `spec.defaults.gpuTaints` and of its pool's `taints`",
+});
 
 }  // namespace gpu_admission::policy

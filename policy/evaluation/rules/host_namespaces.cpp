@@ -2,6 +2,7 @@
 #include "policy/evaluation/rules/rule.h"
 
 namespace gpu_admission::policy {
+namespace {
 
 void check_host_namespaces(const RuleContext& ctx, RuleOutput& out) {
   struct Flag {
@@ -17,5 +18,12 @@ void check_host_namespaces(const RuleContext& ctx, RuleOutput& out) {
                                        " namespace");
   }
 }
+
+}  // namespace
+
+constinit const RuleEntry kHostNamespacesRule = rule_entry({
+    .pod = check_host_namespaces,
+    .refuses = "a pod with `hostPID`, `hostIPC` or `hostNetwork` set to true",
+});
 
 }  // namespace gpu_admission::policy

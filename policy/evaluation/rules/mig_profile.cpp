@@ -115,8 +115,6 @@ void check_claims(const RuleContext& ctx, const Pool& pool, RuleOutput& out) {
   }
 }
 
-}  // namespace
-
 void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
   const std::string_view prefix = ctx.policy.mig_prefix();
   const Pool* pool = ctx.pool;
@@ -166,5 +164,20 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
                    quoted(pool->name));
   }
 }
+
+}  // namespace
+
+constinit const RuleEntry kMigProfileRule = rule_entry({
+    .pod = check_mig_profile,
+    .refuses = "a MIG resource that is not a profile of the pool's `gpuModel`; a MIG resource in a pool whose "
+               "`mig.strategy` is `none` or `single`; a whole GPU in a `mixed` pool (`mig-resources` converts it, so "
+               "on `/validate` it is a pod that was not mutated); in a `single` pool, a GPU pod whose "
+               "`nvidia.com/gpu.product` node selector is missing or is not one of the pool's MIG products; an "
+               "invalid `gpu-admission.io/mig-profile` annotation; a DRA request for a whole-GPU device class in a "
+               "MIG pool (through a claim, or the class's extended resource "
+               "`deviceclass.resource.kubernetes.io/<class>`), or for a profile the pool's model does not have; a "
+               "claim in a MIG pool that cannot be found; two different MIG types in one container. A pod with no "
+               "pool is checked for the last one only",
+});
 
 }  // namespace gpu_admission::policy

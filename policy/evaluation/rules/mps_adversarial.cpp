@@ -66,8 +66,6 @@ void check_host_paths(const RuleContext& ctx, RuleOutput& out) {
   }
 }
 
-}  // namespace
-
 void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.pool || ctx.pool->trust != Trust::Adversarial) return;
   const std::string pool = quoted(ctx.pool->name);
@@ -90,5 +88,19 @@ void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
   if (ctx.pod.host_ipc)
     out.report(ctx.field("spec.hostIPC"), "hostIPC=true reaches MPS shared memory in adversarial pool " + pool);
 }
+
+}  // namespace
+
+constinit const RuleEntry kMpsAdversarialRule = rule_entry({
+    .pod = check_mps_adversarial,
+    .refuses = "in a pool with `trust: adversarial`, any path to MPS: a GPU pod when the pool's `sharing` is `mps`; a "
+               "node constraint (a `nodeSelector` entry, or a required node-affinity requirement with any operator, "
+               "in any of the ORed terms) on `nvidia.com/gpu.sharing-strategy` or `nvidia.com/mps.capable`, except "
+               "`nvidia.com/gpu.sharing-strategy` equal to `none` (`nodeSelector`, or `In [none]`): `NotIn [none]` "
+               "and `Exists` reach MPS nodes too; a `CUDA_MPS_*` env var or an `envFrom` prefix that could spell "
+               "one; a `hostPath` of, under or above an MPS pipe directory (`/tmp/nvidia-mps`, `/run/nvidia/mps`); "
+               "`hostIPC: true`; a DRA claim whose driver configuration asks for MPS sharing, or one that cannot be "
+               "found",
+});
 
 }  // namespace gpu_admission::policy

@@ -2,6 +2,7 @@
 #include "policy/evaluation/rules/rule.h"
 
 namespace gpu_admission::policy {
+namespace {
 
 void check_privileged(const RuleContext& ctx, RuleOutput& out) {
   for (const auto& c : ctx.pod.containers) {
@@ -9,5 +10,12 @@ void check_privileged(const RuleContext& ctx, RuleOutput& out) {
     out.report(container_field(ctx.pod, c) + ".securityContext.privileged", container_label(c) + " is privileged");
   }
 }
+
+}  // namespace
+
+constinit const RuleEntry kPrivilegedRule = rule_entry({
+    .pod = check_privileged,
+    .refuses = "a container with `securityContext.privileged: true`",
+});
 
 }  // namespace gpu_admission::policy

@@ -1,22 +1,20 @@
+// The rule registry, generated from policy/base/rules.def: the entry of each rule in RuleId
+// order, and the helpers rules share.
 #include "policy/evaluation/rules/rule.h"
 
 namespace gpu_admission::policy {
 
-const std::array<RuleDef, kRuleCount>& rule_table() {
-  static const std::array<RuleDef, kRuleCount> table = {{
-      {RuleId::Privileged, "privileged container", check_privileged},
-      {RuleId::HostNamespaces, "host namespaces", check_host_namespaces},
-      {RuleId::GpuDeviceAccess, "GPU access around the device plugin", check_gpu_device_access},
-      {RuleId::GpuCap, "GPU request over the cap", check_gpu_cap},
-      {RuleId::MpsAdversarial, "MPS in an adversarial pool", check_mps_adversarial},
-      {RuleId::GpuTolerations, "missing GPU tolerations", check_gpu_tolerations},
-      {RuleId::TenantPool, "pool not allowed for tenant", check_tenant_pool},
-      {RuleId::TenantLabel, "tenant label mismatch", check_tenant_label},
-      {RuleId::MigProfile, "invalid MIG resource", check_mig_profile},
-      {RuleId::GpuSharing, "GPU sharing without isolation in an adversarial pool", check_gpu_sharing},
-  }};
-  return table;
-}
+namespace {
+
+constexpr std::array<const RuleEntry*, kRuleCount> kEntries = {
+#define GPU_ADMISSION_RULE(Enum, id, reason, categories) &k##Enum##Rule,
+#include "policy/base/rules.def"
+#undef GPU_ADMISSION_RULE
+};
+
+}  // namespace
+
+const std::array<const RuleEntry*, kRuleCount>& rule_entries() { return kEntries; }
 
 std::string RuleContext::field(std::string_view pod_relative) const { return pod_field(pod, pod_relative); }
 
@@ -36,6 +34,10 @@ std::string resource_field(const RuleContext& ctx, const ContainerView& c, bool 
   out += limits ? ".resources.limits" : ".resources.requests";
   out += quoted_key(resource);
   return out;
+}
+
+std::string ClaimContext::request_field(const RequestGpus& r) const {
+  return std::string(claim.devices_field()) + ".requests[" + std::to_string(r.index) + "]";
 }
 
 std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim) {

@@ -1,6 +1,8 @@
-// The shape of a validation rule (Pod Security Admission style): a small pure function with a
-// stable ID and a short reason, that reports findings naming the offending containers or fields.
-// The evaluator runs the precomputed table of rules whose action is not `off`.
+// The shape of a validation rule (Pod Security Admission style): a line in policy/base/rules.def
+// (stable ID, short reason, categories) and one file here that defines the rule's entry: small
+// pure functions that report findings naming the offending containers or fields, and what they
+// refuse. The evaluator walks the registry and runs each rule whose action is not `off`.
+// docs/adding-a-rule.md has the steps.
 #pragma once
 
 #include <array>
@@ -12,6 +14,8 @@
 #include "policy/base/quoted_value.h"
 #include "policy/config/compiled_policy.h"
 #include "policy/evaluation/decision.h"
+#include "policy/dra/claim_gpus.h"
+#include "policy/dra/claim_view.h"
 #include "policy/dra/gpu_request.h"
 #include "policy/views/pod_view.h"
 #include "policy/evaluation/pool_resolution.h"
@@ -51,28 +55,57 @@ class RuleOutput {
   std::vector<Finding>& sink_;
 };
 
-using RuleCheck = void (*)(const RuleContext&, RuleOutput&);
+// A ResourceClaim or ResourceClaimTemplate judged on its own admission, with its namespace's
+// tenant. It names no pool (the pod that uses it is judged again with its pool), so its GPUs are
+// counted as in no pool: a pinned MIG profile as its largest share on any model.
+struct ClaimContext {
+  const CompiledPolicy& policy;
+  const ClaimView& claim;
+  const ClaimGpus& gpus;
+  const Tenant* tenant;  // nullptr: unmapped namespace
+  int slices_per_gpu;
 
-struct RuleDef {
-  RuleId id;
-  std::string_view reason;  // short, e.g. "privileged container"
-  RuleCheck check;
+  // A request's field path: "spec.devices.requests[0]" (a template's under spec.spec).
+  std::string request_field(const RequestGpus& r) const;
 };
 
-// One per rule file.
-void check_privileged(const RuleContext&, RuleOutput&);
-void check_host_namespaces(const RuleContext&, RuleOutput&);
-void check_gpu_device_access(const RuleContext&, RuleOutput&);
-void check_gpu_cap(const RuleContext&, RuleOutput&);
-void check_mps_adversarial(const RuleContext&, RuleOutput&);
-void check_gpu_tolerations(const RuleContext&, RuleOutput&);
-void check_tenant_pool(const RuleContext&, RuleOutput&);
-void check_tenant_label(const RuleContext&, RuleOutput&);
-void check_mig_profile(const RuleContext&, RuleOutput&);
-void check_gpu_sharing(const RuleContext&, RuleOutput&);
+using RuleCheck = void (*)(const RuleContext&, RuleOutput&);
+using ClaimCheck = void (*)(const ClaimContext&, RuleOutput&);
 
-// The table, in RuleId order.
-const std::array<RuleDef, kRuleCount>& rule_table();
+// What a rule's own file defines (as k<Enum>Rule, the Enum of its rules.def line): its checks
+// and, for the generated reference docs/rules.md, what they refuse. Its ID, short reason and
+// categories are its rules.def line (policy/base/ids.h), so that config/ can list rules too.
+struct RuleEntry {
+  RuleCheck pod = nullptr;          // judges a pod or a workload's pod template; always set
+  std::string_view refuses = {};    // what `pod` refuses: Markdown, one paragraph
+  ClaimCheck claim = nullptr;       // judges a claim on its own; nullptr: claims only through pods
+  std::string_view claim_refuses = {};  // what `claim` refuses: set exactly when `claim` is
+  std::string_view source = {};     // "policy/evaluation/rules/x.cpp", where it is defined (set by rule_entry)
+};
+
+// Checks an entry at compile time (a rule without its pod check or its texts does not build)
+// and records the file it is defined in:
+//   constinit const RuleEntry kPrivilegedRule = rule_entry({.pod = check_privileged, .refuses = "..."});
+// (__builtin_FILE, which g++ and clang have, rather than std::source_location, which clang 14
+// lacks.)
+consteval RuleEntry rule_entry(RuleEntry entry, const char* where = __builtin_FILE()) {
+  if (!entry.pod || entry.refuses.empty()) throw "a rule entry needs its pod check and what it refuses";
+  if (!entry.claim != entry.claim_refuses.empty()) throw "a claim check comes with what it refuses, and only then";
+  const std::string_view file = where;
+  const size_t at = file.rfind("policy/evaluation/rules/");
+  if (at == std::string_view::npos) throw "a rule entry is defined in its file in policy/evaluation/rules/";
+  entry.source = file.substr(at);
+  return entry;
+}
+
+// One entry per line of rules.def, each defined in its rule's file: a rule whose file does not
+// define its entry fails to link ("undefined reference to ...k<Enum>Rule").
+#define GPU_ADMISSION_RULE(Enum, id, reason, categories) extern const RuleEntry k##Enum##Rule;
+#include "policy/base/rules.def"
+#undef GPU_ADMISSION_RULE
+
+// The entries, in RuleId order (registry.cpp, generated from rules.def).
+const std::array<const RuleEntry*, kRuleCount>& rule_entries();
 
 // Small helpers shared by rules. Values a tenant wrote are shown through quoted() / bounded() /
 // quoted_key() (policy/base/quoted_value.h): at most 256 bytes of each.

@@ -20,8 +20,6 @@ void check_unmapped(const RuleContext& ctx, RuleOutput& out) {
                  quoted(ctx.namespace_name) + " belongs to no tenant");
 }
 
-}  // namespace
-
 void check_tenant_label(const RuleContext& ctx, RuleOutput& out) {
   if (!ctx.tenant) return check_unmapped(ctx, out);
   const bool injected = ctx.policy.mutation_enabled(MutationId::TenantLabels);
@@ -48,5 +46,15 @@ void check_tenant_label(const RuleContext& ctx, RuleOutput& out) {
   check(kTenantLabelKey, ctx.tenant->name);
   for (const auto& [key, value] : ctx.tenant->labels) check(key, value);
 }
+
+}  // namespace
+
+constinit const RuleEntry kTenantLabelRule = rule_entry({
+    .pod = check_tenant_label,
+    .refuses = "a pod of no tenant (an unmapped namespace) with a `gpu-admission.io/tenant` label, whatever its "
+               "value; a tenant's pod whose `gpu-admission.io/tenant` label names another tenant, or that sets one "
+               "of its tenant's `labels` to another value; on UPDATE, removing one of those labels; on `/validate`, "
+               "while `tenant-labels` is on, a tenant's pod that lacks them",
+});
 
 }  // namespace gpu_admission::policy

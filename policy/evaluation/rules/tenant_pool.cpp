@@ -68,8 +68,6 @@ void check_pinned(const RuleContext& ctx, RuleOutput& out) {
   out.report(ctx.field("spec.nodeSelector"), std::move(message));
 }
 
-}  // namespace
-
 void check_tenant_pool(const RuleContext& ctx, RuleOutput& out) {
   if (ctx.named_pools.size() > 1) {
     std::string names;
@@ -84,5 +82,15 @@ void check_tenant_pool(const RuleContext& ctx, RuleOutput& out) {
   }
   check_pinned(ctx, out);
 }
+
+}  // namespace
+
+constinit const RuleEntry kTenantPoolRule = rule_entry({
+    .pod = check_tenant_pool,
+    .refuses = "a tenant's pod that targets a pool not in the tenant's `pools`; any pod that selects more than one "
+               "pool; a GPU pod that is not pinned to a pool while its tenant has pools (on `/validate`, a pod "
+               "`/mutate` did not fix); a GPU pod of no tenant, unless `spec.defaults.unmappedGpuPods` is `allow`; a "
+               "GPU pod whose tenant cannot be told (its namespace's labels could not be read), whatever that says",
+});
 
 }  // namespace gpu_admission::policy

@@ -16,6 +16,7 @@
 
 #include "policy/evaluation/decision.h"
 #include "policy/base/ids.h"
+#include "policy/evaluation/rules/rule.h"
 #include "webhook/io/manifests.h"
 #include "webhook/cli/input_claims.h"
 #include "webhook/cli/offline.h"
@@ -234,4 +235,27 @@ TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template
     }
   }
   CHECK(workloads >= 5);
+}
+
+TEST_CASE("rule fixtures: a rule that judges claims on their own has claim fixtures", "[fixtures]") {
+  // Its fail fixtures include a ResourceClaim or ResourceClaimTemplate it denies, and its pass
+  // fixtures one it lets through: the claim check is exercised as the pod check is.
+  REQUIRE(fixture_policy().ok());
+  size_t claim_rules = 0;
+  for (size_t r = 0; r < policy::kRuleCount; ++r) {
+    if (!policy::rule_entries()[r]->claim) continue;
+    ++claim_rules;
+    const std::string rule_name(policy::kRuleNames[r]);
+    INFO("rule " << rule_name << ": add test/fixtures/" << rule_name << "/{fail,pass}/claim-*.yaml");
+    for (const bool expect_fail : {true, false}) {
+      size_t claims = 0;
+      for (const fs::path& file : yaml_files(fixtures_dir() / rule_name / (expect_fail ? "fail" : "pass"))) {
+        Outcome o = evaluate_fixture(file);
+        if (o.ok && (o.result.kind == "ResourceClaim" || o.result.kind == "ResourceClaimTemplate")) ++claims;
+      }
+      INFO((expect_fail ? "fail" : "pass") << " claim fixtures: " << claims);
+      CHECK(claims >= 1);
+    }
+  }
+  CHECK(claim_rules >= 2);
 }

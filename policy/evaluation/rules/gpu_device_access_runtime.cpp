@@ -1,13 +1,9 @@
-// gpu-device-access, two of its checks: a GPU pod's runtime class (container runtimes differ in
-// how they hand GPUs to containers and isolate them: a platform lists the ones it has checked), and
-// the tolerations of a pod's DRA GPU requests (device taints fence broken GPUs or reserve GPUs for
-// someone else; a tenant tolerates only what spec.deviceTolerations allows).
-#include "policy/evaluation/rules/gpu_runtime_and_tolerations.h"
+// gpu-device-access, one of its checks: a GPU pod's runtime class (container runtimes differ in
+// how they hand GPUs to containers and isolate them: a platform lists the ones it has checked).
+#include "policy/evaluation/rules/gpu_device_access.h"
 
 #include <algorithm>
 #include <vector>
-
-#include "policy/evaluation/device_tolerations.h"
 
 namespace gpu_admission::policy {
 namespace {
@@ -31,17 +27,6 @@ void check_runtime_class(const RuleContext& ctx, RuleOutput& out) {
                                         : "uses runtimeClassName " + quoted(name);
   out.report(ctx.field("spec.runtimeClassName"), "GPU pod " + uses + "; " + who + " only " + quoted_list(allowed) +
                                                      " (runtimes differ in how they isolate GPUs)");
-}
-
-void check_device_tolerations(const RuleContext& ctx, RuleOutput& out) {
-  std::vector<DisallowedToleration> found;
-  for (const auto& e : ctx.gpu.claims.entries) {
-    if (!e.resolved() || !e.gpus.gpu) continue;  // unresolved: judged when the claim is created and allocated
-    found.clear();
-    find_disallowed_tolerations(ctx.policy, *e.claim, found);
-    for (const auto& d : found)
-      out.report(claim_field(ctx, e), e.describe() + " " + disallowed_toleration_message(*e.claim, d));
-  }
 }
 
 }  // namespace gpu_admission::policy
