@@ -39,6 +39,7 @@ const kGaps = {
 // Why the other rules' fail fixtures may be left to the webhook (each missed one must match a reason).
 const kDifferences = [
   [/^gpu-cap\/fail\/(a30-|mig-|quantity-fractional-mig)/, "MIG slices are not counted"],
+  [/^gpu-cap\/fail\/claim-/, "a ResourceClaim's or template's GPUs are not counted (DRA claims are left to the webhook)"],
   [/^gpu-cap\/fail\/(quantity-|dra-extres-fractional)/, "a GPU quantity that is not a whole number (the API server refuses it for extended resources)"],
   [/^gpu-cap\/fail\/sidecar-before-init/, "an init container is counted without the sidecars started before it"],
   [/^gpu-cap\/fail\/two-pools-/, "whole GPUs of a pod that names a mixed MIG pool count as the MIG slices they may become"],
