@@ -51,6 +51,96 @@ std::vector<Taint> to_taints(const std::vector<TaintConfig>& in) {
 
 }  // namespace
 
+struct CompiledPolicy::CompileErrors {
+  const SourceMap& marks;
+  Issues& issues;
+  void operator()(const std::string& path, std::string message) const {
+    issues.push_back({Issue::Severity::Error, path, std::move(message), marks.find(path)});
+  }
+};
+
+namespace {
+
+Pool make_pool(const PoolConfig& pc, int index, const std::string& mig_prefix) {
+  Pool pool;
+  pool.index = index;
+  pool.name = pc.name;
+  pool.node_selector = pc.node_selector;
+  pool.trust = pc.trust;
+  pool.gpu_model = pc.gpu_model;
+  pool.mig_strategy = pc.mig_strategy;
+  pool.sharing = pc.sharing;
+  pool.taints = to_taints(pc.taints);
+  pool.runtime_classes = pc.runtime_classes.value_or(std::vector<std::string>{});
+  pool.mig_table = mig_table_for_model(pc.gpu_model);
+  if (pool.mig_table) {
+    pool.compute_slices = pool.mig_table->compute_slices;
+    for (auto profile : pool.mig_table->profiles) {
+      pool.mig_profiles.push_back({std::string(profile), mig_prefix + mig_profile_resource_suffix(profile),
+                                   mig_profile_slices(profile).value_or(1),
+                                   pc.gpu_model + "-MIG-" + mig_profile_resource_suffix(profile)});
+    }
+  }
+  return pool;
+}
+
+// A MIG pool needs a model with a MIG table and a default profile valid for it.
+void check_pool_mig(const PoolConfig& pc, const std::string& path, Pool& pool,
+                    const CompiledPolicy::CompileErrors& error) {
+  const std::string strategy(kMigStrategyNames[static_cast<size_t>(pc.mig_strategy)]);
+  if (pc.mig_strategy != MigStrategy::None) {
+    if (pc.gpu_model.empty()) {
+      error(path + ".gpuModel", "required when mig.strategy is " + strategy);
+    } else if (!pool.mig_table) {
+      error(path + ".gpuModel", "no MIG profile table for gpuModel \"" + pc.gpu_model +
+                                    "\" (known: A30, A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200)");
+    }
+    if (pc.mig_default_profile.empty())
+      error(path + ".mig", "missing required field \"defaultProfile\" for mig.strategy " + strategy);
+  }
+  if (pc.mig_default_profile.empty()) return;
+  const MigProfileEntry* profile = pool.find_profile(pc.mig_default_profile);
+  if (!profile && pool.mig_table) {
+    std::string valid;
+    for (auto p : pool.mig_table->profiles) valid += (valid.empty() ? "" : ", ") + std::string(p);
+    error(path + ".mig.defaultProfile", "invalid MIG profile \"" + pc.mig_default_profile + "\" for gpuModel \"" +
+                                            pc.gpu_model + "\" (valid: " + valid + ")");
+  } else if (!profile && !pc.gpu_model.empty() && pc.mig_strategy == MigStrategy::None) {
+    error(path + ".mig.defaultProfile", "invalid MIG profile \"" + pc.mig_default_profile + "\": gpuModel \"" +
+                                            pc.gpu_model + "\" has no MIG profile table");
+  } else if (profile) {
+    pool.default_profile = static_cast<int>(profile - pool.mig_profiles.data());
+  }
+}
+
+void check_tenant_labels(const TenantConfig& tc, const std::string& path, const CompiledPolicy::CompileErrors& error) {
+  for (const auto& [key, value] : tc.labels) {
+    const std::string lp = child_path(path + ".labels", key);
+    if (key == "gpu-admission.io/tenant") error(lp, "is set by gpu-admission itself to the tenant name");
+    else if (!valid_label_key(key)) error(lp, "\"" + key + "\" is not a valid label key");
+    else if (!valid_label_value(value)) error(lp, "\"" + value + "\" is not a valid label value");
+  }
+}
+
+// The tenant's pools by name, and its default pool among them.
+void resolve_tenant_pools(const TenantConfig& tc, const std::string& path, const StringMap<int>& pool_index,
+                          size_t pool_count, Tenant& tenant, const CompiledPolicy::CompileErrors& error) {
+  tenant.allowed_pools.assign(pool_count, false);
+  for (size_t p = 0; p < tc.pools.size(); ++p) {
+    auto it = pool_index.find(tc.pools[p]);
+    if (it == pool_index.end()) error(index_path(path + ".pools", p), "unknown pool \"" + tc.pools[p] + "\"");
+    else tenant.allowed_pools[it->second] = true;
+  }
+  if (tc.default_pool.empty()) return;
+  auto it = pool_index.find(tc.default_pool);
+  if (it == pool_index.end()) error(path + ".defaultPool", "unknown pool \"" + tc.default_pool + "\"");
+  else if (!tenant.allowed_pools[it->second])
+    error(path + ".defaultPool", "pool \"" + tc.default_pool + "\" is not in this tenant's pools");
+  else tenant.default_pool = it->second;
+}
+
+}  // namespace
+
 const MigProfileEntry* Pool::find_profile(std::string_view profile) const {
   for (const auto& p : mig_profiles)
     if (p.name == profile) return &p;
@@ -71,21 +161,33 @@ const WorkloadKindDef* CompiledPolicy::workload_kind(std::string_view group, std
 
 std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig& config, const SourceMap& marks,
                                                               Issues& issues, const CompileOptions& options) {
-  auto error = [&](const std::string& path, std::string message) {
-    issues.push_back({Issue::Severity::Error, path, std::move(message), marks.find(path)});
+  auto errors = [&] {
+    return std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Issue::Severity::Error; });
   };
-  const size_t errors_before =
-      std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Issue::Severity::Error; });
-
+  const auto errors_before = errors();
   auto policy = std::shared_ptr<CompiledPolicy>(new CompiledPolicy());
   policy->config_ = config;
   policy->cap_ = options.enforcement;
   policy->hash_ = fnv1a_hex(policy_config_to_json(config).dump());
+  const CompileErrors error{marks, issues};
+  policy->compile_matching();
+  policy->compile_workloads(error);
+  const StringMap<int> pool_index = policy->compile_pools(error);
+  policy->compile_tenants(pool_index, error);
+  policy->compile_rollout(marks, issues);
+  lint_policy(config, marks, issues, options.now);  // footgun warnings (policy/config/lint.cpp)
+  if (errors() != errors_before) return nullptr;
+  return policy;
+}
 
+// Exemptions, what counts as a GPU (resources and device classes, with the shortest name for the
+// fast path), the GPU taints and host paths.
+void CompiledPolicy::compile_matching() {
+  const PolicyConfig& config = config_;
   for (size_t i = 0; i < config.exempt_namespaces.size(); ++i)
-    policy->exempt_namespaces_.add(config.exempt_namespaces[i], static_cast<int>(i));
+    exempt_namespaces_.add(config.exempt_namespaces[i], static_cast<int>(i));
   for (size_t i = 0; i < config.exempt_usernames.size(); ++i)
-    policy->exempt_usernames_.add(config.exempt_usernames[i], static_cast<int>(i));
+    exempt_usernames_.add(config.exempt_usernames[i], static_cast<int>(i));
 
   // The first kind named wins, as the sets were looked up in this order.
   auto add = [](auto& table, const std::string& name, GpuKind kind) {
@@ -93,20 +195,24 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
       if (known == name) return;
     table.emplace_back(name, kind);
   };
-  for (const auto& r : config.gpu_full) add(policy->resource_kinds_, r, GpuKind::Full);
-  for (const auto& r : config.gpu_shared) add(policy->resource_kinds_, r, GpuKind::Shared);
-  for (const auto& r : config.gpu_fractional) add(policy->resource_kinds_, r, GpuKind::Fractional);
+  for (const auto& r : config.gpu_full) add(resource_kinds_, r, GpuKind::Full);
+  for (const auto& r : config.gpu_shared) add(resource_kinds_, r, GpuKind::Shared);
+  for (const auto& r : config.gpu_fractional) add(resource_kinds_, r, GpuKind::Fractional);
   size_t shortest = config.mig_prefix.empty() ? SIZE_MAX : config.mig_prefix.size();
-  for (const auto& [name, _] : policy->resource_kinds_) shortest = std::min(shortest, name.size());
-  for (const auto& c : config.device_classes_full) add(policy->device_class_kinds_, c, GpuKind::Full);
-  for (const auto& c : config.device_classes_mig) add(policy->device_class_kinds_, c, GpuKind::Mig);
-  for (const auto& [name, _] : policy->device_class_kinds_)
+  for (const auto& [name, _] : resource_kinds_) shortest = std::min(shortest, name.size());
+  for (const auto& c : config.device_classes_full) add(device_class_kinds_, c, GpuKind::Full);
+  for (const auto& c : config.device_classes_mig) add(device_class_kinds_, c, GpuKind::Mig);
+  for (const auto& [name, _] : device_class_kinds_)
     shortest = std::min(shortest, kDeviceClassResourcePrefix.size() + name.size());
-  policy->shortest_gpu_resource_ = shortest;
-  policy->gpu_taints_ = to_taints(config.gpu_taints);
-  policy->gpu_host_paths_ = make_gpu_host_path_table(config.gpu_host_paths);
-  for (size_t i = 0; i < config.workloads.size(); ++i) {
-    const WorkloadConfig& wc = config.workloads[i];
+  shortest_gpu_resource_ = shortest;
+  gpu_taints_ = to_taints(config.gpu_taints);
+  gpu_host_paths_ = make_gpu_host_path_table(config.gpu_host_paths);
+}
+
+// spec.workloads: each kind's template paths, parsed once.
+void CompiledPolicy::compile_workloads(const CompileErrors& error) {
+  for (size_t i = 0; i < config_.workloads.size(); ++i) {
+    const WorkloadConfig& wc = config_.workloads[i];
     WorkloadKindDef def{std::string(api_group_of(wc.api_version)), wc.kind, {}};
     for (size_t j = 0; j < wc.templates.size(); ++j) {
       TemplatePath path;
@@ -114,82 +220,44 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
         error(index_path(index_path("spec.workloads", i) + ".templates", j), "malformed template path " + *err);
       else def.templates.push_back(std::move(path));
     }
-    policy->workload_kinds_.push_back(std::move(def));
+    workload_kinds_.push_back(std::move(def));
   }
+}
 
-  // Pools.
+// spec.pools: each pool with its MIG table; names and node selectors unique. Returns the index of
+// each pool by name, for the tenants.
+StringMap<int> CompiledPolicy::compile_pools(const CompileErrors& error) {
   StringMap<int> pool_index;
-  for (size_t i = 0; i < config.pools.size(); ++i) {
-    const PoolConfig& pc = config.pools[i];
-    std::string path = index_path("spec.pools", i);
-    Pool pool;
-    pool.index = static_cast<int>(i);
-    pool.name = pc.name;
-    pool.node_selector = pc.node_selector;
-    pool.trust = pc.trust;
-    pool.gpu_model = pc.gpu_model;
-    pool.mig_strategy = pc.mig_strategy;
-    pool.sharing = pc.sharing;
-    pool.taints = to_taints(pc.taints);
-    pool.runtime_classes = pc.runtime_classes.value_or(std::vector<std::string>{});
-    pool.mig_table = mig_table_for_model(pc.gpu_model);
-    if (pool.mig_table) {
-      pool.compute_slices = pool.mig_table->compute_slices;
-      for (auto profile : pool.mig_table->profiles) {
-        pool.mig_profiles.push_back({std::string(profile), config.mig_prefix + mig_profile_resource_suffix(profile),
-                                     mig_profile_slices(profile).value_or(1),
-                                     pc.gpu_model + "-MIG-" + mig_profile_resource_suffix(profile)});
-      }
-    }
+  for (size_t i = 0; i < config_.pools.size(); ++i) {
+    const PoolConfig& pc = config_.pools[i];
+    const std::string path = index_path("spec.pools", i);
+    Pool pool = make_pool(pc, static_cast<int>(i), config_.mig_prefix);
     if (!pc.name.empty() && !pool_index.emplace(pc.name, pool.index).second)
       error(path + ".name", "duplicate pool name \"" + pc.name + "\"");
     for (size_t j = 0; j < i; ++j) {
-      if (!pc.node_selector.empty() && config.pools[j].node_selector == pc.node_selector)
-        error(path + ".nodeSelector", "same nodeSelector as pool \"" + config.pools[j].name + "\"");
+      if (!pc.node_selector.empty() && config_.pools[j].node_selector == pc.node_selector)
+        error(path + ".nodeSelector", "same nodeSelector as pool \"" + config_.pools[j].name + "\"");
     }
-    if (pc.mig_strategy != MigStrategy::None) {
-      if (pc.gpu_model.empty()) {
-        error(path + ".gpuModel", "required when mig.strategy is " +
-                                      std::string(kMigStrategyNames[static_cast<size_t>(pc.mig_strategy)]));
-      } else if (!pool.mig_table) {
-        error(path + ".gpuModel", "no MIG profile table for gpuModel \"" + pc.gpu_model +
-                                      "\" (known: A30, A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200)");
-      }
-      if (pc.mig_default_profile.empty())
-        error(path + ".mig", "missing required field \"defaultProfile\" for mig.strategy " +
-                                 std::string(kMigStrategyNames[static_cast<size_t>(pc.mig_strategy)]));
-    }
-    if (!pc.mig_default_profile.empty()) {
-      const MigProfileEntry* profile = pool.find_profile(pc.mig_default_profile);
-      if (!profile && pool.mig_table) {
-        std::string valid;
-        for (auto p : pool.mig_table->profiles) valid += (valid.empty() ? "" : ", ") + std::string(p);
-        error(path + ".mig.defaultProfile", "invalid MIG profile \"" + pc.mig_default_profile + "\" for gpuModel \"" +
-                                                pc.gpu_model + "\" (valid: " + valid + ")");
-      } else if (!profile && !pc.gpu_model.empty() && pc.mig_strategy == MigStrategy::None) {
-        error(path + ".mig.defaultProfile", "invalid MIG profile \"" + pc.mig_default_profile +
-                                                "\": gpuModel \"" + pc.gpu_model + "\" has no MIG profile table");
-      } else if (profile) {
-        pool.default_profile = static_cast<int>(profile - pool.mig_profiles.data());
-      }
-    }
-    policy->pools_.push_back(std::move(pool));
+    check_pool_mig(pc, path, pool, error);
+    pools_.push_back(std::move(pool));
   }
+  return pool_index;
+}
 
-  // Tenants.
+// spec.tenants: namespaces (an exact name belongs to one tenant), labels, pools and default pool.
+void CompiledPolicy::compile_tenants(const StringMap<int>& pool_index, const CompileErrors& error) {
   StringMap<std::string> namespace_owner;  // exact namespace pattern -> tenant name
-  for (size_t i = 0; i < config.tenants.size(); ++i) {
-    const TenantConfig& tc = config.tenants[i];
-    std::string path = index_path("spec.tenants", i);
+  for (size_t i = 0; i < config_.tenants.size(); ++i) {
+    const TenantConfig& tc = config_.tenants[i];
+    const std::string path = index_path("spec.tenants", i);
     Tenant tenant;
     tenant.index = static_cast<int>(i);
     tenant.name = tc.name;
     tenant.labels = tc.labels;
     tenant.max_gpus_per_pod = tc.max_gpus_per_pod;
     tenant.namespace_selector = tc.namespace_selector;
-    if (tc.namespace_selector) policy->selector_tenants_.push_back(tenant.index);
-    tenant.allowed_pools.assign(config.pools.size(), false);
-    if (!tc.name.empty() && !policy->tenant_by_name_.emplace(tc.name, tenant.index).second)
+    if (tc.namespace_selector) selector_tenants_.push_back(tenant.index);
+    if (!tc.name.empty() && !tenant_by_name_.emplace(tc.name, tenant.index).second)
       error(path + ".name", "duplicate tenant name \"" + tc.name + "\"");
     if (!tc.name.empty() && !valid_label_value(tc.name))
       error(path + ".name", "\"" + tc.name + "\" cannot be a label value (63 characters at most: letters, digits, '-', '_', '.')");
@@ -201,40 +269,12 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(const PolicyConfig
           error(index_path(path + ".namespaces", n),
                 "namespace \"" + pattern + "\" already belongs to tenant \"" + it->second + "\"");
       }
-      policy->tenant_namespaces_.add(pattern, tenant.index);
+      tenant_namespaces_.add(pattern, tenant.index);
     }
-    for (size_t l = 0; l < tc.labels.size(); ++l) {
-      const auto& [key, value] = tc.labels[l];
-      std::string lp = child_path(path + ".labels", key);
-      if (key == "gpu-admission.io/tenant") error(lp, "is set by gpu-admission itself to the tenant name");
-      else if (!valid_label_key(key)) error(lp, "\"" + key + "\" is not a valid label key");
-      else if (!valid_label_value(value)) error(lp, "\"" + value + "\" is not a valid label value");
-    }
-    for (size_t p = 0; p < tc.pools.size(); ++p) {
-      auto it = pool_index.find(tc.pools[p]);
-      if (it == pool_index.end()) error(index_path(path + ".pools", p), "unknown pool \"" + tc.pools[p] + "\"");
-      else tenant.allowed_pools[it->second] = true;
-    }
-    if (!tc.default_pool.empty()) {
-      auto it = pool_index.find(tc.default_pool);
-      if (it == pool_index.end()) {
-        error(path + ".defaultPool", "unknown pool \"" + tc.default_pool + "\"");
-      } else if (!tenant.allowed_pools[it->second]) {
-        error(path + ".defaultPool", "pool \"" + tc.default_pool + "\" is not in this tenant's pools");
-      } else {
-        tenant.default_pool = it->second;
-      }
-    }
-    policy->tenants_.push_back(std::move(tenant));
+    check_tenant_labels(tc, path, error);
+    resolve_tenant_pools(tc, path, pool_index, config_.pools.size(), tenant, error);
+    tenants_.push_back(std::move(tenant));
   }
-
-  policy->compile_rollout(marks, issues);
-  lint_policy(config, marks, issues, options.now);  // footgun warnings (policy/config/lint.cpp)
-
-  const size_t errors_after =
-      std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Issue::Severity::Error; });
-  if (errors_after != errors_before) return nullptr;
-  return policy;
 }
 
 const Tenant* CompiledPolicy::tenant_for_namespace(std::string_view ns, const NamespaceLabels* labels,

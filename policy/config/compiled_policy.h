@@ -92,6 +92,8 @@ struct CompileOptions {
 
 class CompiledPolicy {
  public:
+  // Where compile() reports an error: at a field path, with the line it came from.
+  struct CompileErrors;
   // Compiles `config`. Returns nullptr when `issues` gained errors; warnings never block.
   static std::shared_ptr<const CompiledPolicy> compile(const PolicyConfig& config, const SourceMap& marks,
                                                        Issues& issues, const CompileOptions& options = {});
@@ -178,6 +180,11 @@ class CompiledPolicy {
 
  private:
   GpuKind classify_long_resource(std::string_view resource) const;
+  // compile(), section by section (compiled_policy.cpp; the rollout in compiled_rollout.cpp).
+  void compile_matching();
+  void compile_workloads(const CompileErrors& error);
+  StringMap<int> compile_pools(const CompileErrors& error);
+  void compile_tenants(const StringMap<int>& pool_index, const CompileErrors& error);
   // Rule actions and exceptions (compiled_rollout.cpp).
   void compile_rollout(const SourceMap& marks, Issues& issues);
 
