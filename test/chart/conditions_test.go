@@ -1,7 +1,8 @@
-// The validating webhook's matchConditions, case by case: each UPDATE below is evaluated with the
-// rendered CEL expressions (by a real CEL engine: cel_test.go) and judged by the built binary (`gpu-admission check` on
-// the AdmissionReview, the same decision phase as /validate). Every UPDATE the conditions leave out
-// must be one the webhook allows; the table also pins which are sent and what the webhook says.
+// The validating webhook's matchConditions, case by case: each UPDATE of conditions_cases_test.go
+// is evaluated with the rendered CEL expressions (by a real CEL engine: cel_test.go) and judged by
+// the built binary (`gpu-admission check` on the AdmissionReview, the same decision phase as
+// /validate). Every UPDATE the conditions leave out must be one the webhook allows; the table also
+// pins which are sent and what the webhook says.
 package main
 
 import (
