@@ -1,0 +1,157 @@
+"""Hand-written objects for the spec's sentences that random draws may hit rarely (random_pods.py
+puts them first).
+"""
+
+from gen_policies import POOL_KEY
+
+
+def directed_cases():
+    """Hand-written objects for the spec's sentences that random draws may hit rarely. Each is
+    judged like the random ones (by the model, not by a hard-coded answer)."""
+    tol_all = [{"operator": "Exists"}]
+    a100 = {POOL_KEY: "a100-secure"}
+    a30 = {"gpu.example.com/accelerator": "a30", "gpu.example.com/zone": "lab"}
+    alpha_labels = {"gpu-admission.io/tenant": "alpha", "cost-center": "cc-1042"}
+
+    def c(name="main", limits=None, **kw):
+        out = {"name": name, "image": "cuda"}
+        if limits is not None:
+            out["resources"] = {"limits": limits}
+        out.update(kw)
+        return out
+
+    def pod(name, ns, containers, labels=None, annotations=None, **spec):
+        meta = {"name": name, "namespace": ns, "labels": dict(labels or {})}
+        if annotations:
+            meta["annotations"] = annotations
+        spec = dict(spec)
+        spec["containers"] = containers
+        spec.setdefault("tolerations", tol_all)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    def required_terms(*terms):
+        """Required node affinity: ORed terms, each one `In` expression [key, value...]."""
+        exprs = [{"matchExpressions": [{"key": t[0], "operator": "In", "values": list(t[1:])}]} for t in terms]
+        return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": exprs}}}
+
+    sidecar = c("sidecar", {"nvidia.com/gpu.shared": 1}, restartPolicy="Always")
+    init4 = c("init", {"nvidia.com/gpu.shared": 4})
+    app1 = c("main", {"nvidia.com/gpu.shared": 1})
+    return [
+        # exactness: 28 x 1g.10gb on a 7-slice model is exactly 4 GPUs; A30 has 4 slices
+        pod("d-28-slices", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 28})], alpha_labels, nodeSelector=a100),
+        pod("d-29-slices", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 29})], alpha_labels, nodeSelector=a100),
+        pod("d-a30-16", "team-alpha", [c(limits={"nvidia.com/mig-1g.6gb": "16"})], alpha_labels, nodeSelector=a30),
+        pod("d-a30-17", "team-alpha", [c(limits={"nvidia.com/mig-1g.6gb": "17"})], alpha_labels, nodeSelector=a30),
+        # init / sidecar formula: a sidecar before an init container adds to it, after it does not
+        pod("d-init-after-sidecar", "team-alpha", [app1], alpha_labels, nodeSelector=a100, initContainers=[sidecar, init4]),
+        pod("d-init-before-sidecar", "team-alpha", [app1], alpha_labels, nodeSelector=a100, initContainers=[init4, sidecar]),
+        # quantities: fractions are gpu-cap findings and count as their ceiling
+        pod("d-999900u", "team-alpha", [c(limits={"nvidia.com/gpu": "999900u"})], alpha_labels, nodeSelector=a100),
+        pod("d-1k", "team-alpha", [c(limits={"nvidia.com/gpu": "1k"})], alpha_labels, nodeSelector=a100),
+        pod("d-zero", "team-alpha", [c(limits={"nvidia.com/gpu": "0"})], alpha_labels),
+        # mig-resources: adding to an existing entry, the annotation's profile, an invalid annotation
+        pod("d-add-to-mig", "team-alpha", [c(limits={"nvidia.com/gpu": 2, "nvidia.com/mig-1g.10gb": "1"})], alpha_labels, nodeSelector=a100),
+        pod("d-add-to-zero-mig", "team-alpha", [c(limits={"nvidia.com/gpu": 2, "nvidia.com/mig-1g.10gb": 0})], alpha_labels, nodeSelector=a100),
+        pod("d-annotation-profile", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels,
+            {"gpu-admission.io/mig-profile": "2g.20gb"}, nodeSelector=a100),
+        pod("d-annotation-me", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels,
+            {"gpu-admission.io/mig-profile": "1g.10gb+me"}, nodeSelector=a100),
+        pod("d-annotation-invalid", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels,
+            {"gpu-admission.io/mig-profile": "9g.90gb"}, nodeSelector=a100),
+        pod("d-two-mig-one-zero", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1, "nvidia.com/mig-2g.20gb": 0})],
+            alpha_labels, nodeSelector=a100),
+        pod("d-two-mig", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1, "nvidia.com/mig-2g.20gb": 1})],
+            alpha_labels, nodeSelector=a100),
+        # single strategy: the product selector is added, never overwritten
+        pod("d-single", "team-beta", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "a100-inference"}),
+        pod("d-single-wrong-product", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            nodeSelector={POOL_KEY: "a100-inference", "nvidia.com/gpu.product": "A100-SXM4-40GB"}),
+        pod("d-single-me-product", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            nodeSelector={POOL_KEY: "a100-inference", "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb.me"}),
+        # device env and host paths
+        pod("d-void-cpu", "team-alpha", [c(env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}])], alpha_labels),
+        pod("d-void-gpu", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1},
+                                           env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}])],
+            alpha_labels, nodeSelector=a100),
+        pod("d-var-run-dotdot", "team-alpha", [c()], alpha_labels,
+            volumes=[{"name": "h", "hostPath": {"path": "/var/run/../etc/cdi"}}]),
+        pod("d-usr-local-cuda", "team-alpha", [c()], alpha_labels,
+            volumes=[{"name": "h", "hostPath": {"path": "/usr/local/cuda"}}]),
+        # pools and tenants
+        pod("d-unpinned-gpu", "team-alpha", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-unmapped-gpu", "default", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-unmapped-gpu-pool", "default", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-foreign-pool", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-cpu-in-foreign-pool", "team-alpha", [c()], nodeSelector={POOL_KEY: "h100-shared"}),
+        # several pools named while the nodeSelector holds the tenant's default pool (beta's
+        # h100-shared, no MIG) and a term also names a100-secure (mixed MIG, first in policy order):
+        # mutations apply in the default pool, as on the second pass over a pod pool-selector pinned
+        # there, and the rules judge the whole GPUs left in place in the first pool
+        pod("d-two-pools-default-held", "team-beta",
+            [c(limits={"nvidia.com/gpu": 1, "nvidia.com/mig-2g.20gb": 2})],
+            annotations={"gpu-admission.io/mig-profile": "2g.20gb"}, nodeSelector={POOL_KEY: "h100-shared"},
+            affinity=required_terms([POOL_KEY, "a100-secure", "h100-shared"])),
+        pod("d-two-pools-default-held-cap", "team-beta", [c(limits={"nvidia.com/gpu": 3})],
+            nodeSelector={POOL_KEY: "h100-shared"}, affinity=required_terms([POOL_KEY, "a100-secure"])),
+        pod("d-two-pools-affinity-only", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            affinity=required_terms([POOL_KEY, "a100-secure", "h100-shared"])),
+        pod("d-escapes-named-pool", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            affinity=required_terms([POOL_KEY, "a100-secure"], ["kubernetes.io/arch", "amd64"])),
+        pod("d-exempt-privileged", "kube-system", [c(securityContext={"privileged": True})], hostPID=True),
+        pod("d-glob-first-tenant", "alpha-ml", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-gamma-no-pools", "gamma", [c(limits={"nvidia.com/gpu": 1})]),
+        pod("d-no-tolerations", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels, tolerations=[]),
+        pod("d-key-only-taint", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            tolerations=[{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+                         {"key": POOL_KEY, "operator": "Exists"},
+                         {"key": "gpu.example.com/dedicated", "operator": "Exists"},
+                         {"key": "gpu.example.com/inference", "operator": "Equal", "effect": "NoSchedule"}],
+            nodeSelector={POOL_KEY: "a100-inference"}),
+        pod("d-mps-adversarial", "team-alpha", [c(limits={"nvidia.com/gpu": 1},
+                                                  env=[{"name": "CUDA_MPS_PIPE_DIRECTORY", "value": "/tmp/x"}])],
+            alpha_labels, nodeSelector=a100),
+        # gpu-sharing: replicas and fractions in the adversarial pool, not in the cooperative one;
+        # a fraction alone makes a GPU pod (pinned by pool-selector) that counts no GPUs
+        pod("d-shared-adversarial", "team-alpha", [c(limits={"nvidia.com/gpu.shared": 1})], alpha_labels, nodeSelector=a100),
+        pod("d-fraction-adversarial", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1, "nvidia.com/gpumem": "4000"})],
+            alpha_labels, nodeSelector=a100),
+        pod("d-fraction-alone", "team-alpha", [c(limits={"nvidia.com/gpucores": 30})], alpha_labels),
+        pod("d-fraction-cooperative", "team-beta", [c(limits={"nvidia.com/gpu": 1, "nvidia.com/gpumem": 4000})],
+            nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-replicas-selector", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1})], alpha_labels,
+            nodeSelector={POOL_KEY: "a100-secure", "nvidia.com/gpu.replicas": "2"}),
+        pod("d-sharing-strategy-none", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1})], alpha_labels,
+            nodeSelector={POOL_KEY: "a100-secure", "nvidia.com/gpu.sharing-strategy": "none"}),
+        pod("d-sharing-strategy-notin-none", "team-alpha", [c(limits={"nvidia.com/mig-1g.10gb": 1})], alpha_labels,
+            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": POOL_KEY, "operator": "In", "values": ["a100-secure"]},
+                                      {"key": "nvidia.com/gpu.sharing-strategy", "operator": "NotIn",
+                                       "values": ["none"]}]}]}}}),
+        pod("d-wrong-tenant-label", "team-alpha", [c()], {"gpu-admission.io/tenant": "beta"}),
+        pod("d-unmapped-tenant-label", "default", [c()], {"gpu-admission.io/tenant": "alpha"}),
+        pod("d-unmapped-tenant-label-gpu", "default", [c(limits={"nvidia.com/gpu": 1})], {"gpu-admission.io/tenant": "alpha"}),
+        # MIG profiles of a pod with no pool (gamma has none): their largest share on any model
+        pod("d-nopool-a30-7", "gamma", [c(limits={"nvidia.com/mig-1g.6gb": 7})]),
+        pod("d-nopool-a30-4", "gamma", [c(limits={"nvidia.com/mig-1g.6gb": 4})]),
+        pod("d-nopool-a30-5", "gamma", [c(limits={"nvidia.com/mig-1g.6gb": 5})]),
+        pod("d-nopool-1g10-7", "gamma", [c(limits={"nvidia.com/mig-1g.10gb": 7})]),
+        pod("d-nopool-1g10-8", "gamma", [c(limits={"nvidia.com/mig-1g.10gb": 8})]),
+        pod("d-nopool-unlisted", "gamma", [c(limits={"nvidia.com/mig-3g.30gb": 1})]),
+        pod("d-nopool-unlisted-2", "gamma", [c(limits={"nvidia.com/mig-3g.30gb": 2})]),
+        # DRA device classes as extended resources
+        pod("d-class-full", "team-alpha", [c(limits={"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1})], alpha_labels),
+        pod("d-class-full-h100", "team-beta", [c(limits={"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 3})],
+            nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-class-mig", "team-alpha", [c(limits={"deviceclass.resource.kubernetes.io/mig.nvidia.com": 2})],
+            alpha_labels, nodeSelector=a100),
+        pod("d-class-nic", "default", [c(limits={"deviceclass.resource.kubernetes.io/nic.example.com": 5})]),
+        pod("d-class-single", "team-beta", [c(limits={"deviceclass.resource.kubernetes.io/vfio.gpu.nvidia.com": 1})],
+            nodeSelector={POOL_KEY: "a100-inference"}),
+        pod("d-class-void", "team-beta", [c(limits={"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1},
+                                            env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}])]),
+        pod("d-class-sidecar", "team-beta", [app1], initContainers=[
+            c("proxy", {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}, restartPolicy="Always")]),
+        pod("d-privileged-ephemeral", "team-alpha", [c()], alpha_labels,
+            ephemeralContainers=[c("debug", securityContext={"privileged": True})]),
+    ]
