@@ -6,7 +6,7 @@ from model_terms import (
     INT64_MAX, MIG_PROFILE_ANNOTATION, PRODUCT_LABEL, TENANT_LABEL, env_names, parse_quantity,
     profile_resource_suffix, resource_containers, valid_profiles)
 from model_pods import container_asks_for_gpu, gpu_info, held_default_pool, pod_pool, targeting
-from model_quirks import _quirk_binary_pool, _quirk_binary_pool_case, _quirk_default_pool
+from model_quirks import quirk_binary_pool, quirk_binary_pool_case, quirk_default_pool
 
 
 # ---------------------------------------------------------------------------------------------
@@ -26,7 +26,7 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
     selector_pool = None
     unpinned = not tgt.pinned and len(tgt.named) <= 1
     if "multi-pool-as-unpinned" in quirks:
-        unpinned = not tgt.pinned and _quirk_binary_pool_case(policy, spec) == "unpinned"
+        unpinned = not tgt.pinned and quirk_binary_pool_case(policy, spec) == "unpinned"
     if (policy.mutations["pool-selector"] and tenant is not None and tenant.get("defaultPool")
             and info.asks and unpinned):
         d = policy.pool_by_name[tenant["defaultPool"]]
@@ -38,9 +38,9 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
     else:
         mig_pool = held_default_pool(policy, tgt, tenant, spec) or pod_pool(policy, tgt, tenant, info.asks)
         if "multi-pool-as-unpinned" in quirks:
-            mig_pool = _quirk_binary_pool(policy, spec, tenant, info.asks)
+            mig_pool = quirk_binary_pool(policy, spec, tenant, info.asks)
         if mig_pool is None and "unpinned-in-default-pool" in quirks:
-            mig_pool = _quirk_default_pool(policy, tenant, info, tgt)
+            mig_pool = quirk_default_pool(policy, tenant, info, tgt)
 
     if policy.mutations["mig-resources"] and mig_pool is not None:
         strategy = (mig_pool.get("mig") or {}).get("strategy", "none")

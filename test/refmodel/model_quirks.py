@@ -5,9 +5,6 @@ run.py's EXPECTED_DIFFERENCES); never used by the model itself.
 from model_pods import pool_named, required_terms
 
 
-# ---------------------------------------------------------------------------------------------
-# Known deviations of the C++ (run.py's EXPECTED_DIFFERENCES); never used by the model itself.
-
 QUIRKS = ("unpinned-in-default-pool", "huge-quantity-without-cap", "conflicting-selector",
           "multi-pool-as-unpinned", "mig-slices-capped", "chain-selector-pins",
           "mig-profile-requests-win")
@@ -18,7 +15,7 @@ QUIRKS = ("unpinned-in-default-pool", "huge-quantity-without-cap", "conflicting-
 # zero request hides a non-zero limit), while gpu-cap counts the larger.
 
 
-def _quirk_binary_pool_case(policy, spec):
+def quirk_binary_pool_case(policy, spec):
     """multi-pool-as-unpinned: check's pool for a pod: the nodeSelector's pools if it names any,
     else the pools every required term names alike (one term In [a, b] names both), else the pod
     counts as unpinned (ORed terms that name different pools, or escape)."""
@@ -35,8 +32,8 @@ def _quirk_binary_pool_case(policy, spec):
     return "unpinned" if any(per_term) else []
 
 
-def _quirk_binary_pool(policy, spec, tenant, gpu_pod):
-    case = _quirk_binary_pool_case(policy, spec)
+def quirk_binary_pool(policy, spec, tenant, gpu_pod):
+    case = quirk_binary_pool_case(policy, spec)
     if case == "unpinned":
         if gpu_pod and tenant is not None and tenant.get("defaultPool"):
             return policy.pool_by_name[tenant["defaultPool"]]
@@ -44,7 +41,7 @@ def _quirk_binary_pool(policy, spec, tenant, gpu_pod):
     return case[0] if case else None
 
 
-def _quirk_default_pool(policy, tenant, info, tgt):
+def quirk_default_pool(policy, tenant, info, tgt):
     """unpinned-in-default-pool: a GPU pod that names no pool is judged (and converted to MIG) in
     its tenant's defaultPool even when nothing pins it there (--no-mutate, pool-selector off)."""
     if tenant is not None and tenant.get("defaultPool") and info.asks and not tgt.named:

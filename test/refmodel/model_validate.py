@@ -9,7 +9,7 @@ from model_pods import (
     GPU_HOST_PATHS, MPS_HOST_PATHS, Targeting, asks_for_something, container_asks_for_gpu,
     container_gpu_quantities, gpu_info, host_path_hits, normalize_path, pod_pool, required_terms,
     targeting, tolerates)
-from model_quirks import _quirk_binary_pool, _quirk_default_pool
+from model_quirks import quirk_binary_pool, quirk_default_pool
 
 
 # ---------------------------------------------------------------------------------------------
@@ -40,9 +40,9 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     gpu_pod = gpu_info(policy, spec, None).asks
     pool = pod_pool(policy, tgt, tenant, gpu_pod)
     if "multi-pool-as-unpinned" in quirks:
-        pool = _quirk_binary_pool(policy, spec, tenant, gpu_pod)
+        pool = quirk_binary_pool(policy, spec, tenant, gpu_pod)
     if pool is None and "unpinned-in-default-pool" in quirks:
-        pool = _quirk_default_pool(policy, tenant, gpu_info(policy, spec, None), tgt)
+        pool = quirk_default_pool(policy, tenant, gpu_info(policy, spec, None), tgt)
     if selector_pool is not None and "chain-selector-pins" in quirks:
         pool = selector_pool
         tgt = Targeting(tgt.named, True, False)

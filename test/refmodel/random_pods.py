@@ -1,10 +1,11 @@
 """Seeded random pods and Deployments for the differential test (run.py), and the policies they
-are judged under. Everything is drawn from classes that matter to the rules: GPU quantities in
-many spellings, MIG resources of valid and invalid profiles, DRA device classes asked for as
-extended resources, device env vars, envFrom prefixes,
+are judged under (gen_policies.py). Everything is drawn from classes that matter to the rules
+(the values: gen_values.py): GPU quantities in many spellings, MIG resources of valid and invalid
+profiles, DRA device classes asked for as extended resources, device env vars, envFrom prefixes,
 host paths from the SPEC's list in various spellings and their harmless neighbours, pool
 targeting through nodeSelector and node affinity, tolerations, tenant labels, privileged
 containers of every kind, host namespaces, and namespaces of each tenant, exempt and unmapped.
+The directed cases (gen_directed.py) come first.
 """
 
 import copy

@@ -18,6 +18,11 @@ What it models:
 What it leaves out: DRA claims, namespaceSelector tenants, usernames, UPDATE.
 
 evaluate(policy, namespace, obj, mutate=True) -> Result (allowed, denied rule IDs, ...).
+
+The parts, each a module of its own: model_terms (IDs, labels, MIG tables, quantities, containers),
+model_policy (the policy and its defaults), model_pods (a pod's GPUs, pools, host paths,
+tolerations), model_mutate (the mutations), model_validate (the rules), model_quirks (the C++'s
+known deviations, emulated on request).
 """
 
 import copy
@@ -75,7 +80,7 @@ def evaluate(policy, namespace, obj, mutate_pods=True, quirks=frozenset()):
     """`check` (mutate_pods=True: the API server's chain) or `check --no-mutate` for a Pod;
     workloads are always judged as the pod after mutation.
 
-    `quirks` switches on known deviations of the C++ from the spec (QUIRKS below), so that
+    `quirks` switches on known deviations of the C++ from the spec (model_quirks.QUIRKS), so that
     run.py can recognise a known disagreement exactly; the model itself never uses them."""
     if not isinstance(policy, Policy):
         policy = Policy(policy)

@@ -39,7 +39,7 @@ import refmodel  # noqa: E402
 BATCH = 500
 
 # Known disagreements where the model follows SPEC.md / docs/design.md and `check` does not.
-# Each id is a quirk that refmodel.evaluate can emulate (refmodel.py, "Known deviations"): a
+# Each id is a quirk that refmodel.evaluate can emulate (model_quirks.py): a
 # mismatch counts as expected only when the model with that quirk (or with all of them) agrees with
 # `check` exactly, so an entry cannot hide any other disagreement. `chain_vs_validate: True` marks
 # a quirk that also makes check's chain disagree with check --no-mutate on its own mutated object.
