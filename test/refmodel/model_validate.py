@@ -35,6 +35,7 @@ def prefix_can_form(prefix, name):
 
 
 def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
+    """Judges `pod` as it is: each rule's findings are added to `res`, rule by rule."""
     meta, spec = pod["metadata"], pod["spec"]
     tgt = targeting(policy, spec)
     gpu_pod = gpu_info(policy, spec, None).asks
@@ -53,17 +54,35 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     annotations = meta.get("annotations") or {}
     ns = spec.get("nodeSelector") or {}
 
-    # privileged
+    check_privileged(spec, res)
+    check_host_namespaces(spec, res)
+    check_gpu_device_access(policy, spec, pool, info, annotations, res)
+    check_gpu_cap(policy, tenant, info, res, quirks)
+    check_mps_adversarial(spec, pool, gpu_pod, ns, res)
+    check_gpu_sharing(policy, spec, pool, gpu_pod, ns, res)
+    check_gpu_tolerations(policy, spec, pool, gpu_pod, res)
+    check_tenant_pool(policy, tenant, tgt, pool, gpu_pod, ns, res, quirks)
+    check_tenant_label(policy, tenant, labels, res)
+    check_mig_profile(policy, spec, pool, gpu_pod, annotations, ns, res, quirks)
+
+
+def check_privileged(spec, res):
+    """privileged: a container of any kind with securityContext.privileged."""
     for kind, i, c in all_containers(spec):
         if (c.get("securityContext") or {}).get("privileged") is True:
             res.add("privileged", f"{kind}[{i}] privileged")
 
-    # host-namespaces
+
+def check_host_namespaces(spec, res):
+    """host-namespaces: hostPID, hostIPC or hostNetwork."""
     for f in ("hostPID", "hostIPC", "hostNetwork"):
         if spec.get(f) is True:
             res.add("host-namespaces", f)
 
-    # gpu-device-access
+
+def check_gpu_device_access(policy, spec, pool, info, annotations, res):
+    """gpu-device-access: device env vars and envFrom prefixes that can spell them, mounts of the
+    toolkit's device list, GPU host paths, device annotations, and a GPU pod's runtime class."""
     for kind, i, c in all_containers(spec):
         asks = kind != "ephemeralContainers" and container_asks_for_gpu(policy, c)
         for e in c.get("env") or []:
@@ -94,7 +113,9 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     if allowed_runtimes and info.asks and spec.get("runtimeClassName") not in allowed_runtimes:
         res.add("gpu-device-access", f"runtimeClassName {spec.get('runtimeClassName')}")
 
-    # gpu-cap
+
+def check_gpu_cap(policy, tenant, info, res, quirks):
+    """gpu-cap: more GPUs than the tenant's cap (else the default one), or a fraction of one."""
     cap = tenant.get("maxGpusPerPod") if tenant is not None and "maxGpusPerPod" in tenant \
         else policy.default_cap
     if cap is not None and info.total > cap:
@@ -105,7 +126,10 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
         for f in info.huge:
             res.add("gpu-cap", f"{f} is too large (quirk)")
 
-    # mps-adversarial
+
+def check_mps_adversarial(spec, pool, gpu_pod, ns, res):
+    """mps-adversarial, in an adversarial pool: a GPU request in an MPS pool, node constraints on
+    the MPS labels, CUDA_MPS_ env and envFrom prefixes, the MPS pipe host paths, hostIPC."""
     if pool is not None and pool.get("trust") == "adversarial":
         if gpu_pod and pool.get("sharing") == "mps":
             res.add("mps-adversarial", "GPU request in an MPS pool")
@@ -135,7 +159,10 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
         if spec.get("hostIPC") is True:
             res.add("mps-adversarial", "hostIPC")
 
-    # gpu-sharing
+
+def check_gpu_sharing(policy, spec, pool, gpu_pod, ns, res):
+    """gpu-sharing, in an adversarial pool: a GPU request in a time-sliced pool, shared or
+    fractional resources, node constraints on the replicas label or a -SHARED product."""
     if pool is not None and pool.get("trust") == "adversarial":
         if gpu_pod and pool.get("sharing") == "time-slicing":
             res.add("gpu-sharing", "GPU request in a time-sliced pool")
@@ -163,7 +190,9 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
                     elif op != "DoesNotExist":
                         res.add("gpu-sharing", f"affinity product {op}")
 
-    # gpu-tolerations
+
+def check_gpu_tolerations(policy, spec, pool, gpu_pod, res):
+    """gpu-tolerations: a GPU pod tolerates the GPU taints and its pool's."""
     if gpu_pod:
         taints = list(policy.gpu_taints) + (list(pool.get("taints") or []) if pool else [])
         tols = spec.get("tolerations") or []
@@ -171,7 +200,10 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
             if not any(tolerates(t, taint) for t in tols):
                 res.add("gpu-tolerations", f"taint {taint}")
 
-    # tenant-pool
+
+def check_tenant_pool(policy, tenant, tgt, pool, gpu_pod, ns, res, quirks):
+    """tenant-pool: the tenant's pools only, a GPU pod pinned to one, never several pools; no GPU
+    pod outside every tenant unless the policy allows it."""
     if tenant is not None:
         for p in tgt.named:
             if p["name"] not in (tenant.get("pools") or []):
@@ -186,7 +218,9 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
         if any(k in ns and ns[k] != v for k, v in pool["nodeSelector"].items()):
             res.add("tenant-pool", "nodeSelector contradicts the pool (quirk)")
 
-    # tenant-label
+
+def check_tenant_label(policy, tenant, labels, res):
+    """tenant-label: the tenant label and the tenant's labels, with the tenant's values."""
     if tenant is None and TENANT_LABEL in labels:
         res.add("tenant-label", f"label {TENANT_LABEL} in a namespace of no tenant")
     if tenant is not None:
@@ -198,7 +232,10 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
             elif k not in labels and policy.mutations["tenant-labels"]:
                 res.add("tenant-label", f"missing label {k}")
 
-    # mig-profile
+
+def check_mig_profile(policy, spec, pool, gpu_pod, annotations, ns, res, quirks):
+    """mig-profile: one MIG type per container, MIG resources the pool's strategy and model allow,
+    no whole GPU in a mixed pool, the single strategy's product selector, the profile annotation."""
     for kind, i, c in resource_containers(spec):
         counts, _ = container_gpu_quantities(policy, c)
         if "mig-profile-requests-win" in quirks:

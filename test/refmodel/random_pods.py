@@ -239,36 +239,42 @@ class Gen:
         if ns:
             spec["nodeSelector"] = ns
         if terms is not None:
-            if r.random() < 0.03:
-                terms[0]["matchExpressions"].append(
-                    {"key": "nvidia.com/gpu.sharing-strategy", "operator": "In", "values": ["mps"]})
-            if r.random() < 0.06:
-                # node constraints on the sharing labels, any operator, in any ORed term
-                key = _w(r, ["nvidia.com/gpu.sharing-strategy", "nvidia.com/mps.capable",
-                             "nvidia.com/gpu.replicas", "nvidia.com/gpu.product"])
-                op, values = _w(r, [("In", ["none"]), ("NotIn", ["none"]), ("Exists", None),
-                                    ("DoesNotExist", None), ("Gt", ["1"]), ("In", ["mps"]),
-                                    ("In", ["A100-SXM4-80GB", "A100-SXM4-80GB-SHARED"]),
-                                    ("NotIn", ["A100-SXM4-80GB-SHARED"])])
-                expr = {"key": key, "operator": op}
-                if values is not None:
-                    expr["values"] = values
-                _w(r, terms)["matchExpressions"].append(expr)
-            if self.later.random() < 0.15:
-                # the product label under every operator (gpu-sharing: all but In and DoesNotExist
-                # can select a -SHARED node), spellings the API server refuses included
-                op, values = _w(self.later, [("In", ["A100-SXM4-80GB"]), ("In", ["H100-SXM5-80GB-SHARED"]),
-                                             ("NotIn", ["A100-SXM4-80GB"]), ("Exists", None),
-                                             ("DoesNotExist", None), ("Gt", ["1"]), ("Lt", ["100"]),
-                                             ("notin", ["A100-SXM4-80GB"]), (None, ["A100-SXM4-80GB"])])
-                expr = {"key": "nvidia.com/gpu.product"}
-                if op is not None:
-                    expr["operator"] = op
-                if values is not None:
-                    expr["values"] = values
-                _w(self.later, terms)["matchExpressions"].append(expr)
-            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": terms}}}
+            self.required_affinity(spec, terms)
+
+    def required_affinity(self, spec, terms):
+        """`terms` as the pod's required node affinity, now and then with constraints on the
+        sharing and product labels added."""
+        r = self.rng
+        if r.random() < 0.03:
+            terms[0]["matchExpressions"].append(
+                {"key": "nvidia.com/gpu.sharing-strategy", "operator": "In", "values": ["mps"]})
+        if r.random() < 0.06:
+            # node constraints on the sharing labels, any operator, in any ORed term
+            key = _w(r, ["nvidia.com/gpu.sharing-strategy", "nvidia.com/mps.capable",
+                         "nvidia.com/gpu.replicas", "nvidia.com/gpu.product"])
+            op, values = _w(r, [("In", ["none"]), ("NotIn", ["none"]), ("Exists", None),
+                                ("DoesNotExist", None), ("Gt", ["1"]), ("In", ["mps"]),
+                                ("In", ["A100-SXM4-80GB", "A100-SXM4-80GB-SHARED"]),
+                                ("NotIn", ["A100-SXM4-80GB-SHARED"])])
+            expr = {"key": key, "operator": op}
+            if values is not None:
+                expr["values"] = values
+            _w(r, terms)["matchExpressions"].append(expr)
+        if self.later.random() < 0.15:
+            # the product label under every operator (gpu-sharing: all but In and DoesNotExist
+            # can select a -SHARED node), spellings the API server refuses included
+            op, values = _w(self.later, [("In", ["A100-SXM4-80GB"]), ("In", ["H100-SXM5-80GB-SHARED"]),
+                                         ("NotIn", ["A100-SXM4-80GB"]), ("Exists", None),
+                                         ("DoesNotExist", None), ("Gt", ["1"]), ("Lt", ["100"]),
+                                         ("notin", ["A100-SXM4-80GB"]), (None, ["A100-SXM4-80GB"])])
+            expr = {"key": "nvidia.com/gpu.product"}
+            if op is not None:
+                expr["operator"] = op
+            if values is not None:
+                expr["values"] = values
+            _w(self.later, terms)["matchExpressions"].append(expr)
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": terms}}}
 
     # --- tolerations ---------------------------------------------------------------------------
     ALL_TAINTS = [

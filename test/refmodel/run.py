@@ -165,7 +165,7 @@ def describe(title, obj, diff, model, check, check2=None):
     return "\n".join(lines)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default="build/gpu-admission")
     ap.add_argument("-n", type=int, default=3000, help="objects per policy (default 3000)")
@@ -175,26 +175,28 @@ def main():
     ap.add_argument("--policies", default=",".join(random_pods.POLICIES))
     ap.add_argument("--keep", help="write the inputs to this folder and keep them")
     ap.add_argument("--stats", action="store_true", help="print how often the model finds each rule")
-    args = ap.parse_args()
+    return ap.parse_args()
 
-    start = time.monotonic()
-    objects = random_pods.generate(args.n, args.seed)
-    tmp = None if args.keep else tempfile.TemporaryDirectory(prefix="refmodel-")
-    workdir = args.keep or tmp.name
-    os.makedirs(workdir, exist_ok=True)
-    batches = write_batches(workdir, "objects", objects)
 
+def write_policies(workdir, names):
+    """Each named policy as a file for check, and as the model reads it: name -> (Policy, path)."""
     policies = {}
-    for pname in args.policies.split(","):
+    for pname in names:
         ppath = os.path.join(workdir, f"policy-{pname}.json")
         with open(ppath, "w") as f:
             json.dump(random_pods.POLICIES[pname], f, indent=1)
         policies[pname] = (refmodel.Policy(random_pods.POLICIES[pname]), ppath)
+    return policies
 
+
+def run_rounds(binary, workdir, objects, batches, policies):
+    """check on every object: round 1 as the objects are (both modes, every policy), rounds 2 and
+    3 on check's own mutated objects. Returns the results of each, in object order, and how many
+    check runs it took."""
     # Round 1: every object, every policy, both modes.
     jobs = [(pname, mode, b, path) for pname in policies for mode in ("chain", "no-mutate")
             for b, path in batches]
-    outputs = run_all(args.binary, [(policies[p][1], path, mode == "no-mutate") for p, mode, _, path in jobs])
+    outputs = run_all(binary, [(policies[p][1], path, mode == "no-mutate") for p, mode, _, path in jobs])
     check_results = {}     # (policy, mode) -> list of results, in object order
     for (pname, mode, b, path), results in zip(jobs, outputs):
         line_up(path, objects[b:b + BATCH], results)
@@ -208,131 +210,178 @@ def main():
             jobs2.append((pname, b, path))
     # Round 3: the chain again on check's own mutated objects (mutations are idempotent,
     # a second call on the mutated pod returns no patch).
-    outputs2 = run_all(args.binary, [(policies[p][1], path, no_mutate)
-                                     for no_mutate in (True, False) for p, _, path in jobs2])
+    outputs2 = run_all(binary, [(policies[p][1], path, no_mutate)
+                                for no_mutate in (True, False) for p, _, path in jobs2])
     revalidated, remutated = {}, {}
     for k, ((pname, b, path), results) in enumerate(zip(jobs2 + jobs2, outputs2)):
         line_up(path, objects[b:b + BATCH], results)
         (revalidated if k < len(jobs2) else remutated).setdefault(pname, []).extend(results)
     jobs2 = jobs2 + jobs2
+    return check_results, revalidated, remutated, len(jobs) + len(jobs2)
 
-    passed = failed = 0
-    hits = {e["id"]: 0 for e in EXPECTED_DIFFERENCES}
-    chain_quirks = {e["id"] for e in EXPECTED_DIFFERENCES if e.get("chain_vs_validate")}
-    shown = 0
-    kinds = {}
-    stats = {}
 
-    def fail(title, diff, text):
-        nonlocal failed, shown
-        failed += 1
+class Tally:
+    """Comparisons passed and failed; failures counted by kind, the first --show of them (that
+    --grep selects) printed in full; how often each expected difference explained a mismatch."""
+
+    def __init__(self, show, grep):
+        self.passed = self.failed = self.shown = 0
+        self.show, self.grep = show, grep
+        self.hits = {e["id"]: 0 for e in EXPECTED_DIFFERENCES}
+        self.kinds = {}
+
+    def ok(self):
+        self.passed += 1
+
+    def expected(self, key):
+        """A mismatch an expected difference explains: it passes."""
+        self.hits[key] = self.hits.get(key, 0) + 1
+        self.passed += 1
+
+    def fail(self, title, diff, text):
+        self.failed += 1
         sig = (title, " ".join(sorted(d.split(":")[0] for d in diff if not d.startswith("allowed"))))
-        kinds[sig] = kinds.get(sig, 0) + 1
-        if shown < args.show and (not args.grep or args.grep in title + " " + " ".join(diff)):
+        self.kinds[sig] = self.kinds.get(sig, 0) + 1
+        if self.shown < self.show and (not self.grep or self.grep in title + " " + " ".join(diff)):
             print(text())
-            shown += 1
+            self.shown += 1
 
-    for pname, (policy, _) in policies.items():
-        for i, obj in enumerate(objects):
-            ns = obj["metadata"]["namespace"]
-            explained = {}
-            for mode in ("chain", "no-mutate"):
-                res = check_results[(pname, mode)][i]
-                model = refmodel.evaluate(policy, ns, obj, mutate_pods=(mode == "chain"))
-                if mode == "chain":
-                    chain_model = model
-                diff = compare(policy, model, res, mode)
-                if not diff:
-                    passed += 1
-                    continue
 
-                def agrees(quirks):
-                    alt = refmodel.evaluate(policy, ns, obj, mutate_pods=(mode == "chain"),
-                                            quirks=frozenset(quirks))
-                    return not compare(policy, alt, res, mode)
-                known = [e["id"] for e in EXPECTED_DIFFERENCES if agrees([e["id"]])][:1]
-                if not known and agrees([e["id"] for e in EXPECTED_DIFFERENCES]):
-                    known = ["(several at once)"]
-                if known:
-                    hits[known[0]] = hits.get(known[0], 0) + 1
-                    explained[mode] = set(known) if known[0] in hits and known[0] != "(several at once)" \
-                        else {e["id"] for e in EXPECTED_DIFFERENCES}
-                    passed += 1
-                    continue
-                fail(f"{pname} {mode}", diff, lambda: describe(f"{pname}, {mode}", obj, diff, model, res))
+def judge_modes(tally, pname, policy, obj, check_results, i):
+    """The model against check, the chain and --no-mutate. Returns the model's chain answer and,
+    per mode, the expected differences that explained a mismatch."""
+    ns = obj["metadata"]["namespace"]
+    explained = {}
+    for mode in ("chain", "no-mutate"):
+        res = check_results[(pname, mode)][i]
+        model = refmodel.evaluate(policy, ns, obj, mutate_pods=(mode == "chain"))
+        if mode == "chain":
+            chain_model = model
+        diff = compare(policy, model, res, mode)
+        if not diff:
+            tally.ok()
+            continue
 
-            # chain vs validate: check's own chain against check --no-mutate on the mutated object.
-            chain, again = check_results[(pname, "chain")][i], revalidated[pname][i]
-            diff = set()
-            if chain.get("allowed") != again.get("allowed"):
-                diff.add(f"allowed:chain={chain.get('allowed')},validate={again.get('allowed')}")
-            for r in rules_denied(chain) ^ rules_denied(again):
-                diff.add(("only-chain-" if r in rules_denied(chain) else "only-validate-") + r)
-            if not diff:
-                passed += 1
-            elif explained.get("chain", set()) & chain_quirks:
-                hits["(chain vs validate)"] = hits.get("(chain vs validate)", 0) + 1
-                passed += 1
-            else:
-                fail(f"{pname} chain-vs-validate", diff,
-                     lambda: describe(f"{pname}, chain vs --no-mutate of its mutated object", obj, diff,
-                                      None, chain, again))
+        def agrees(quirks):
+            alt = refmodel.evaluate(policy, ns, obj, mutate_pods=(mode == "chain"),
+                                    quirks=frozenset(quirks))
+            return not compare(policy, alt, res, mode)
+        known = [e["id"] for e in EXPECTED_DIFFERENCES if agrees([e["id"]])][:1]
+        if not known and agrees([e["id"] for e in EXPECTED_DIFFERENCES]):
+            known = ["(several at once)"]
+        if known:
+            tally.expected(known[0])
+            explained[mode] = set(known) if known[0] in tally.hits and known[0] != "(several at once)" \
+                else {e["id"] for e in EXPECTED_DIFFERENCES}
+            continue
+        tally.fail(f"{pname} {mode}", diff, lambda: describe(f"{pname}, {mode}", obj, diff, model, res))
+    return chain_model, explained
 
-            # idempotence: the second chain patches nothing and decides the same, and so does the
-            # model's own second pass.
-            third = remutated[pname][i]
-            diff = set()
-            if third.get("patch"):
-                diff.add("second-patch:" + json.dumps(third["patch"])[:300])
-            if third.get("allowed") != chain.get("allowed") or rules_denied(third) != rules_denied(chain):
-                diff.add(f"second-decision:{sorted(rules_denied(third))} vs {sorted(rules_denied(chain))}")
-            model_again = model_remutates(policy, ns, chain_model)
-            if model_again:
-                diff.add("model-second-pass:" + model_again[:300])
-            if not diff:
-                passed += 1
-            elif explained.get("chain", set()) & chain_quirks and not third.get("patch") and not model_again:
-                hits["(chain vs validate)"] = hits.get("(chain vs validate)", 0) + 1
-                passed += 1
-            else:
-                fail(f"{pname} idempotence", diff,
-                     lambda: describe(f"{pname}, chain on check's own mutated object", obj, diff,
-                                      None, chain, third))
 
-            if args.stats:
-                for mode in ("chain", "no-mutate"):
-                    m = refmodel.evaluate(policy, ns, obj, mutate_pods=(mode == "chain"))
-                    st = stats.setdefault((pname, mode), {})
-                    st["objects"] = st.get("objects", 0) + 1
-                    st["allowed"] = st.get("allowed", 0) + m.allowed
-                    st["exempt"] = st.get("exempt", 0) + m.exempt
-                    for rule in {r for r, _ in m.findings}:
-                        st[rule] = st.get(rule, 0) + 1
-                    for rule, reason in m.findings:
-                        key = "  " + rule + ": " + reason.split(" ")[-1] if rule == "tenant-pool" else None
-                        if key:
-                            st[key] = st.get(key, 0) + 1
+def judge_chain_vs_validate(tally, pname, obj, chain, again, explained, chain_quirks):
+    """check's own chain against check --no-mutate on the mutated object."""
+    diff = set()
+    if chain.get("allowed") != again.get("allowed"):
+        diff.add(f"allowed:chain={chain.get('allowed')},validate={again.get('allowed')}")
+    for r in rules_denied(chain) ^ rules_denied(again):
+        diff.add(("only-chain-" if r in rules_denied(chain) else "only-validate-") + r)
+    if not diff:
+        tally.ok()
+    elif explained.get("chain", set()) & chain_quirks:
+        tally.expected("(chain vs validate)")
+    else:
+        tally.fail(f"{pname} chain-vs-validate", diff,
+                   lambda: describe(f"{pname}, chain vs --no-mutate of its mutated object", obj, diff,
+                                    None, chain, again))
 
-    if args.stats:
+
+def judge_idempotence(tally, pname, policy, obj, chain, third, chain_model, explained, chain_quirks):
+    """The second chain patches nothing and decides the same, and so does the model's own second
+    pass."""
+    ns = obj["metadata"]["namespace"]
+    diff = set()
+    if third.get("patch"):
+        diff.add("second-patch:" + json.dumps(third["patch"])[:300])
+    if third.get("allowed") != chain.get("allowed") or rules_denied(third) != rules_denied(chain):
+        diff.add(f"second-decision:{sorted(rules_denied(third))} vs {sorted(rules_denied(chain))}")
+    model_again = model_remutates(policy, ns, chain_model)
+    if model_again:
+        diff.add("model-second-pass:" + model_again[:300])
+    if not diff:
+        tally.ok()
+    elif explained.get("chain", set()) & chain_quirks and not third.get("patch") and not model_again:
+        tally.expected("(chain vs validate)")
+    else:
+        tally.fail(f"{pname} idempotence", diff,
+                   lambda: describe(f"{pname}, chain on check's own mutated object", obj, diff,
+                                    None, chain, third))
+
+
+def count_findings(stats, pname, policy, obj):
+    """--stats: the model's findings on `obj` per rule (tenant-pool per reason), per mode."""
+    ns = obj["metadata"]["namespace"]
+    for mode in ("chain", "no-mutate"):
+        m = refmodel.evaluate(policy, ns, obj, mutate_pods=(mode == "chain"))
+        st = stats.setdefault((pname, mode), {})
+        st["objects"] = st.get("objects", 0) + 1
+        st["allowed"] = st.get("allowed", 0) + m.allowed
+        st["exempt"] = st.get("exempt", 0) + m.exempt
+        for rule in {r for r, _ in m.findings}:
+            st[rule] = st.get(rule, 0) + 1
+        for rule, reason in m.findings:
+            key = "  " + rule + ": " + reason.split(" ")[-1] if rule == "tenant-pool" else None
+            if key:
+                st[key] = st.get(key, 0) + 1
+
+
+def print_report(tally, stats, start, runs, objects, policies):
+    if stats is not None:
         print("--- model findings per rule (objects with at least one), per policy and mode")
         for (pname, mode), st in stats.items():
             print(f"  {pname} {mode}: " + ", ".join(f"{k}={v}" for k, v in sorted(st.items())))
-    if kinds:
+    if tally.kinds:
         print("--- mismatches by kind (policy mode, what differs): count")
-        for sig, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        for sig, n in sorted(tally.kinds.items(), key=lambda kv: -kv[1]):
             print(f"  {sig}: {n}")
     for e in EXPECTED_DIFFERENCES:
-        n = hits[e["id"]]
+        n = tally.hits[e["id"]]
         print(f"expected difference {e['id']}: {n}" + ("" if n else " (matched nothing alone)"))
     for k in ("(several at once)", "(chain vs validate)"):
-        if hits.get(k):
-            print(f"expected differences {k}: {hits[k]}")
-    print(f"time: {time.monotonic() - start:.1f} s, {len(jobs) + len(jobs2)} check runs, "
-          f"{len(objects)} objects x {len(policies)} policies x 4 comparisons")
-    print(f"{passed} passed, {failed} failed")
+        if tally.hits.get(k):
+            print(f"expected differences {k}: {tally.hits[k]}")
+    print(f"time: {time.monotonic() - start:.1f} s, {runs} check runs, "
+          f"{objects} objects x {policies} policies x 4 comparisons")
+    print(f"{tally.passed} passed, {tally.failed} failed")
+
+
+def main():
+    args = parse_args()
+    start = time.monotonic()
+    objects = random_pods.generate(args.n, args.seed)
+    tmp = None if args.keep else tempfile.TemporaryDirectory(prefix="refmodel-")
+    workdir = args.keep or tmp.name
+    os.makedirs(workdir, exist_ok=True)
+    batches = write_batches(workdir, "objects", objects)
+    policies = write_policies(workdir, args.policies.split(","))
+    check_results, revalidated, remutated, runs = run_rounds(args.binary, workdir, objects, batches, policies)
+
+    tally = Tally(args.show, args.grep)
+    chain_quirks = {e["id"] for e in EXPECTED_DIFFERENCES if e.get("chain_vs_validate")}
+    stats = {}
+    for pname, (policy, _) in policies.items():
+        for i, obj in enumerate(objects):
+            chain_model, explained = judge_modes(tally, pname, policy, obj, check_results, i)
+            chain = check_results[(pname, "chain")][i]
+            judge_chain_vs_validate(tally, pname, obj, chain, revalidated[pname][i], explained, chain_quirks)
+            judge_idempotence(tally, pname, policy, obj, chain, remutated[pname][i], chain_model, explained,
+                              chain_quirks)
+            if args.stats:
+                count_findings(stats, pname, policy, obj)
+
+    print_report(tally, stats if args.stats else None, start, runs, len(objects), len(policies))
     if tmp:
         tmp.cleanup()
-    return 1 if failed else 0
+    return 1 if tally.failed else 0
 
 
 if __name__ == "__main__":
