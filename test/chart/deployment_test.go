@@ -44,6 +44,9 @@ func checkRestricted(t *testing.T, what string, spec, c obj) {
 	}
 }
 
+// checkDeployment checks the webhook Deployment: replicas (or the HPA owning them), rolling updates
+// that keep every pod until its replacement is ready, spread, the container, its mounts, and the
+// objects around it.
 func checkDeployment(t *testing.T, res *Result) {
 	t.Helper()
 	d := one(t, res, "Deployment")
@@ -75,7 +78,20 @@ func checkDeployment(t *testing.T, res *Result) {
 	}
 
 	spec := podSpec(t, res)
-	// Spread: topology spread across hostname and zone, plus preferred anti-affinity.
+	checkSpread(t, spec, sel)
+
+	c := container(t, res)
+	checkRestricted(t, "webhook", spec, c)
+	checkClusterState(t, res, spec, c)
+	webhookPort := checkWebhookContainer(t, c)
+	checkMounts(t, res, spec, c)
+	checkAroundTheDeployment(t, res, d, spec, c, sel, webhookPort)
+}
+
+// checkSpread: topology spread across hostname and zone, plus preferred anti-affinity, over the
+// Deployment's pods.
+func checkSpread(t *testing.T, spec obj, sel map[string]string) {
+	t.Helper()
 	keys := map[string]bool{}
 	for _, c := range list(spec, "topologySpreadConstraints") {
 		keys[str(c, "topologyKey")] = true
@@ -100,12 +116,12 @@ func checkDeployment(t *testing.T, res *Result) {
 		expectEq(t, "podAntiAffinity topologyKey", str(terms[0], "podAffinityTerm", "topologyKey"), "kubernetes.io/hostname")
 		expectEq(t, "podAntiAffinity selector", stringMap(get(terms[0], "podAffinityTerm", "labelSelector", "matchLabels")), sel)
 	}
+}
 
-	c := container(t, res)
-	checkRestricted(t, "webhook", spec, c)
-	checkClusterState(t, res, spec, c)
-
-	// Probes over HTTPS on the webhook port.
+// checkWebhookContainer: probes over HTTPS on the webhook port, the listen flags, resources.
+// Returns the webhook port.
+func checkWebhookContainer(t *testing.T, c obj) float64 {
+	t.Helper()
 	webhookPort := containerPort(t, c, "https")
 	for probe, path := range map[string]string{"livenessProbe": "/healthz", "readinessProbe": "/readyz"} {
 		expectEq(t, probe+" path", str(c, probe, "httpGet", "path"), path)
@@ -122,8 +138,13 @@ func checkDeployment(t *testing.T, res *Result) {
 			t.Errorf("resources.%s is not set", k)
 		}
 	}
+	return webhookPort
+}
 
-	// The policy ConfigMap and the TLS Secret are mounted as directories (updates propagate).
+// checkMounts: the policy ConfigMap and the TLS Secret are mounted as directories (updates
+// propagate), and the flags name files in them.
+func checkMounts(t *testing.T, res *Result, spec, c obj) {
+	t.Helper()
 	mounts := map[string]string{}
 	for _, m := range list(c, "volumeMounts") {
 		if get(m, "subPath") != nil || get(m, "subPathExpr") != nil {
@@ -161,7 +182,11 @@ func checkDeployment(t *testing.T, res *Result) {
 			t.Errorf("%s %s is not in the Secret mounted at %s", f, a, mounts[tlsVol])
 		}
 	}
+}
 
+// checkAroundTheDeployment: its ServiceAccount, PodDisruptionBudget and Service.
+func checkAroundTheDeployment(t *testing.T, res *Result, d, spec, c obj, sel map[string]string, webhookPort float64) {
+	t.Helper()
 	// ServiceAccount: its token only through the pod spec (checkClusterState).
 	if sas := all(res, "ServiceAccount"); len(sas) == 1 {
 		expectEq(t, "serviceAccountName", str(spec, "serviceAccountName"), str(sas[0], "metadata", "name"))

@@ -103,81 +103,97 @@ func checkWebhooks(t *testing.T, res *Result, want webhookWant) []string {
 			t.Fatalf("%s has no webhooks", kind)
 		}
 		for _, h := range hooks {
-			name := str(h, "name")
-			if strings.Count(name, ".") < 2 {
-				t.Errorf("%s webhook name %q is not fully qualified", kind, name)
-			}
-			expectEq(t, name+" admissionReviewVersions", strs(h, "admissionReviewVersions"), []string{"v1"})
-			expectEq(t, name+" sideEffects", str(h, "sideEffects"), "None")
-			wantTimeout := want.timeout
-			if kind == "MutatingWebhookConfiguration" {
-				wantTimeout = want.mutatingTimeout
-				if wantTimeout == 0 {
-					wantTimeout = 3
-				}
-			}
-			if to := num(t, h, "timeoutSeconds"); to < 1 || to > 5 || to != wantTimeout {
-				t.Errorf("%s timeoutSeconds = %v, want %v (<= 5)", name, to, wantTimeout)
-			}
-			wantFP := want.validating
-			if kind == "MutatingWebhookConfiguration" {
-				wantFP = want.mutating
-				expectEq(t, name+" reinvocationPolicy", str(h, "reinvocationPolicy"), "IfNeeded")
-				expectEq(t, name+" rules", flattenRules(t, list(h, "rules")), wantMutatingRules)
-			} else {
-				if get(h, "reinvocationPolicy") != nil {
-					t.Errorf("%s: reinvocationPolicy on a validating webhook", name)
-				}
-				expectEq(t, name+" rules", flattenRules(t, list(h, "rules")), wantValidating(t, res))
-			}
-			expectEq(t, name+" failurePolicy", str(h, "failurePolicy"), wantFP)
-			expectEq(t, name+" matchPolicy", str(h, "matchPolicy"), "Equivalent")
-
-			// namespaceSelector: the release namespace, kube-system and the GPU stack's namespaces
-			// are never sent (the chart's expression comes last, after any of the user's).
-			exprs := list(h, "namespaceSelector", "matchExpressions")
-			if len(exprs) == 0 {
-				t.Errorf("%s namespaceSelector = %v, want the chart's NotIn expression", name, get(h, "namespaceSelector"))
-			} else {
-				last := exprs[len(exprs)-1]
-				expectEq(t, name+" namespaceSelector key", str(last, "key"), "kubernetes.io/metadata.name")
-				expectEq(t, name+" namespaceSelector operator", str(last, "operator"), "NotIn")
-				extra := want.extraExcluded
-				if extra == nil {
-					extra = defaultExcluded
-				}
-				wantNS := append([]string{want.namespace, "kube-system"}, extra...)
-				expectEq(t, name+" excluded namespaces", strs(last, "values"), wantNS)
-			}
-			if get(h, "objectSelector") != nil && !want.objectSelector {
-				t.Errorf("%s has an objectSelector: pods could opt out with a label", name)
-			}
-
-			// clientConfig points at the Service's port 443 in the release namespace.
-			if get(h, "clientConfig", "url") != nil {
-				t.Errorf("%s uses clientConfig.url", name)
-			}
-			expectEq(t, name+" service name", str(h, "clientConfig", "service", "name"), want.service)
-			expectEq(t, name+" service namespace", str(h, "clientConfig", "service", "namespace"), want.namespace)
-			wantPath := "/validate"
-			if kind == "MutatingWebhookConfiguration" {
-				wantPath = "/mutate"
-			}
-			expectEq(t, name+" path", str(h, "clientConfig", "service", "path"), wantPath)
-			port := num(t, h, "clientConfig", "service", "port")
-			found := false
-			for _, p := range list(svc, "spec", "ports") {
-				if num(t, p, "port") == port {
-					found = true
-				}
-			}
-			if !found || port != 443 {
-				t.Errorf("%s calls Service port %v, want 443 (a port of the Service)", name, port)
-			}
+			checkWebhook(t, res, svc, kind, h, want)
 			bundles = append(bundles, str(h, "clientConfig", "caBundle"))
 		}
 	}
 	return bundles
+}
+
+// checkWebhook checks one webhook of a configuration of `kind`: review versions, side effects,
+// timeout, failurePolicy and rules, its selectors and its client config.
+func checkWebhook(t *testing.T, res *Result, svc obj, kind string, h interface{}, want webhookWant) {
+	t.Helper()
+	name := str(h, "name")
+	if strings.Count(name, ".") < 2 {
+		t.Errorf("%s webhook name %q is not fully qualified", kind, name)
+	}
+	expectEq(t, name+" admissionReviewVersions", strs(h, "admissionReviewVersions"), []string{"v1"})
+	expectEq(t, name+" sideEffects", str(h, "sideEffects"), "None")
+	wantTimeout := want.timeout
+	if kind == "MutatingWebhookConfiguration" {
+		wantTimeout = want.mutatingTimeout
+		if wantTimeout == 0 {
+			wantTimeout = 3
+		}
+	}
+	if to := num(t, h, "timeoutSeconds"); to < 1 || to > 5 || to != wantTimeout {
+		t.Errorf("%s timeoutSeconds = %v, want %v (<= 5)", name, to, wantTimeout)
+	}
+	wantFP := want.validating
+	if kind == "MutatingWebhookConfiguration" {
+		wantFP = want.mutating
+		expectEq(t, name+" reinvocationPolicy", str(h, "reinvocationPolicy"), "IfNeeded")
+		expectEq(t, name+" rules", flattenRules(t, list(h, "rules")), wantMutatingRules)
+	} else {
+		if get(h, "reinvocationPolicy") != nil {
+			t.Errorf("%s: reinvocationPolicy on a validating webhook", name)
+		}
+		expectEq(t, name+" rules", flattenRules(t, list(h, "rules")), wantValidating(t, res))
+	}
+	expectEq(t, name+" failurePolicy", str(h, "failurePolicy"), wantFP)
+	expectEq(t, name+" matchPolicy", str(h, "matchPolicy"), "Equivalent")
+	checkWebhookSelectors(t, h, name, want)
+	checkWebhookClientConfig(t, svc, kind, h, name, want)
+}
+
+// checkWebhookSelectors: in namespaceSelector, the release namespace, kube-system and the GPU
+// stack's namespaces are never sent (the chart's expression comes last, after any of the
+// user's); no objectSelector unless one is set on purpose.
+func checkWebhookSelectors(t *testing.T, h interface{}, name string, want webhookWant) {
+	t.Helper()
+	exprs := list(h, "namespaceSelector", "matchExpressions")
+	if len(exprs) == 0 {
+		t.Errorf("%s namespaceSelector = %v, want the chart's NotIn expression", name, get(h, "namespaceSelector"))
+	} else {
+		last := exprs[len(exprs)-1]
+		expectEq(t, name+" namespaceSelector key", str(last, "key"), "kubernetes.io/metadata.name")
+		expectEq(t, name+" namespaceSelector operator", str(last, "operator"), "NotIn")
+		extra := want.extraExcluded
+		if extra == nil {
+			extra = defaultExcluded
+		}
+		wantNS := append([]string{want.namespace, "kube-system"}, extra...)
+		expectEq(t, name+" excluded namespaces", strs(last, "values"), wantNS)
+	}
+	if get(h, "objectSelector") != nil && !want.objectSelector {
+		t.Errorf("%s has an objectSelector: pods could opt out with a label", name)
+	}
+}
+
+// checkWebhookClientConfig: clientConfig points at the Service's port 443 in the release namespace.
+func checkWebhookClientConfig(t *testing.T, svc obj, kind string, h interface{}, name string, want webhookWant) {
+	t.Helper()
+	if get(h, "clientConfig", "url") != nil {
+		t.Errorf("%s uses clientConfig.url", name)
+	}
+	expectEq(t, name+" service name", str(h, "clientConfig", "service", "name"), want.service)
+	expectEq(t, name+" service namespace", str(h, "clientConfig", "service", "namespace"), want.namespace)
+	wantPath := "/validate"
+	if kind == "MutatingWebhookConfiguration" {
+		wantPath = "/mutate"
+	}
+	expectEq(t, name+" path", str(h, "clientConfig", "service", "path"), wantPath)
+	port := num(t, h, "clientConfig", "service", "port")
+	found := false
+	for _, p := range list(svc, "spec", "ports") {
+		if num(t, p, "port") == port {
+			found = true
+		}
+	}
+	if !found || port != 443 {
+		t.Errorf("%s calls Service port %v, want 443 (a port of the Service)", name, port)
+	}
 }
 
 func TestFailurePolicyIgnore(t *testing.T) {
