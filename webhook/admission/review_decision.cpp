@@ -157,9 +157,10 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
       policy::evaluate(policy, s.old_pod, options, s.old_decision);
       policy::keep_new_findings(s.one, s.old_decision);
     }
+    if (s.template_decisions) s.template_decisions->push_back({t.field, s.one});
     policy::merge_template_decision(out, s.one, i == 0);
   }
-  out.patch.clear();  // /validate answers these kinds without a patch
+  if (!s.template_decisions) out.patch.clear();  // /validate answers these kinds without a patch
   return std::nullopt;
 }
 

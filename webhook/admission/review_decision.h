@@ -50,6 +50,16 @@ Plan plan_for(Endpoint endpoint, const AdmissionRequest& request, const ReviewTa
 // gone) can be read by a later one; object_name is what this request's object was decoded as.
 struct ReviewScratch {
   void begin();
+  // For the offline front ends (`check`, `test`), which print each template of a kind judged by
+  // template paths and the object as the pods' mutations leave it: when set, each template's own
+  // decision is appended here beside the merged one, and the merged patch is kept (the webhook's
+  // /validate answers those kinds without one).
+  struct TemplateDecision {
+    std::string field;  // "spec.pytorchReplicaSpecs.Worker.template"
+    policy::Decision decision;
+  };
+  std::vector<TemplateDecision>* template_decisions = nullptr;
+
   // metadata.name (else generateName) of the object decide_review decoded for this request,
   // whatever its kind; empty when it decoded none (the caller falls back to request.name).
   std::string_view object_name;

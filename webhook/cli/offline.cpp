@@ -22,11 +22,10 @@ std::string string_at(const Json& obj, const char* a, const char* b = nullptr) {
   return v[b].get<std::string>();
 }
 
-// Parses an object's JSON text with the depth the API server stores: objects read from files nest
-// that deep (kMaxObjectDepth).
-simdjson::error_code reread(simdjson::dom::parser& parser, const std::string& text, simdjson::dom::element& root) {
-  if (auto err = cluster::allow_stored_depth(parser)) return err;
-  return parser.parse(text).get(root);
+bool fail(OfflineResult& r, std::string note) {
+  r.status = OfflineResult::Status::Error;
+  r.note = std::move(note);
+  return false;
 }
 
 // Judges an AdmissionReview with the webhook's own decision phase (/validate).
@@ -35,8 +34,7 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
   ReviewReader reader;
   AdmissionRequest request;
   if (auto bad = reader.read(to_json_text(manifest.review), request, EagerViews{nullptr, nullptr, policy.gpu_env_vars()})) {
-    r.status = OfflineResult::Status::Error;
-    r.note = bad->message;
+    fail(r, bad->message);
     return;
   }
   const ReviewTarget target = target_of(request, &policy);
@@ -49,48 +47,8 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
   }
   ReviewScratch scratch;
   scratch.describe_gpus = true;
-  if (auto err = decide_review(policy, Endpoint::Validate, plan, request, target, scratch, r.decision, facts)) {
-    r.status = OfflineResult::Status::Error;
-    r.note = err->message();
-  }
-}
-
-// A ResourceClaim or ResourceClaimTemplate, judged on its own.
-void judge_claim(const policy::CompiledPolicy& policy, const Json& object, const policy::ExternalFacts& facts,
-                 OfflineResult& r) {
-  const std::string api_version = string_at(object, "apiVersion");
-  if (!policy::claim_api_version_supported(api_version)) {
-    r.status = OfflineResult::Status::Skipped;
-    r.note = (api_version.empty() ? std::string("no apiVersion") : policy::bounded(api_version)) +
-             " is not served by Kubernetes 1.34+ (resource.k8s.io/v1, v1beta2 and v1beta1 are judged)";
-    return;
-  }
-  simdjson::dom::parser parser;
-  std::string text = to_json_text(object);
-  simdjson::dom::element root;
-  policy::ClaimView claim;
-  if (auto err = reread(parser, text, root)) {
-    r.status = OfflineResult::Status::Error;
-    r.note = std::string("cannot re-read the object: ") + simdjson::error_message(err);
-    return;
-  }
-  if (auto err = policy::decode_claim(root, claim)) {
-    r.status = OfflineResult::Status::Error;
-    r.note = (err->field.empty() ? std::string() : err->field + ": ") + err->message;
-    return;
-  }
-  policy::EvalOptions options;
-  options.namespace_name = r.namespace_name;
-  options.set_facts(facts);
-  options.describe_gpus = true;
-  policy::evaluate_claim(policy, claim, options, r.decision);
-  r.mutated = object;
-}
-
-bool fail(OfflineResult& r, std::string note) {
-  r.status = OfflineResult::Status::Error;
-  r.note = std::move(note);
-  return false;
+  if (auto err = decide_review(policy, Endpoint::Validate, plan, request, target, scratch, r.decision, facts))
+    fail(r, err->message());
 }
 
 // Applies the whole object's patch; a patch that does not apply is our bug: say so.
@@ -103,22 +61,20 @@ void apply_patch(const Json& object, OfflineResult& r) {
   }
 }
 
-// Evaluates every template of `def` in `root` into `r.templates` and merges them into `r`.
-bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::WorkloadKindDef& def,
-                        const std::string& text, simdjson::dom::element root, const policy::EvalOptions& options,
-                        OfflineResult& r) {
-  std::vector<policy::TemplateMatch> matches;
-  if (auto err = policy::find_templates(root, def, matches)) return fail(r, err->field + ": " + err->message);
-  policy::PodDocument identity_doc, pod_doc;
-  policy::ObjectIdentity identity;
-  if (auto err = policy::decode_identity(text, false, identity, identity_doc))
-    return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
-  policy::PodView pod;
-  for (size_t i = 0; i < matches.size(); ++i) {
-    const policy::TemplateMatch& m = matches[i];
-    if (auto err = policy::decode_pod_template(identity, simdjson::minify(m.element), false, m.prefix, m.pointer,
-                                               m.pod_spec, pod, pod_doc, policy.gpu_env_vars()))
-      return fail(r, (err->field.empty() ? std::string() : err->field + ": ") + err->message);
+// Why an object of a file is not judged, when it is not: empty when it is.
+std::string skipped_because(const OfflineResult& r, const ReviewTarget& target) {
+  policy::ClaimKind claim_kind;
+  if (policy::is_claim_kind(r.kind, &claim_kind) && !policy::claim_api_version_supported(r.api_version))
+    return (r.api_version.empty() ? std::string("no apiVersion") : policy::bounded(r.api_version)) +
+           " is not served by Kubernetes 1.34+ (resource.k8s.io/v1, v1beta2 and v1beta1 are judged)";
+  if (target.what != ReviewTarget::What::Other) return "";
+  return r.kind.empty() ? "no kind: not a Kubernetes object"
+                        : policy::bounded(r.kind) + " is not a Pod or a workload with a pod template";
+}
+
+// One result per template of a kind judged by template paths, each about its template.
+void keep_templates(std::vector<ReviewScratch::TemplateDecision>& decisions, OfflineResult& r) {
+  for (size_t i = 0; i < decisions.size(); ++i) {
     OfflineResult t;
     t.api_version = r.api_version;
     t.kind = r.kind;
@@ -127,38 +83,60 @@ bool evaluate_templates(const policy::CompiledPolicy& policy, const policy::Work
     t.namespace_name = r.namespace_name;
     t.name = r.name;
     t.source = r.source;
-    t.template_path = m.field;
+    t.template_path = decisions[i].field;
     t.repeat = i > 0;
-    policy::evaluate(policy, pod, options, t.decision);
+    t.decision = std::move(decisions[i].decision);
     t.patch = Json::parse(policy::patch_to_json(t.decision.patch));
-    policy::merge_template_decision(r.decision, t.decision, i == 0);
     r.templates.push_back(std::move(t));
   }
-  return true;
 }
 
-// A kind judged by template paths: each template as the pod it will create.
-void judge_templates(const policy::CompiledPolicy& policy, const policy::WorkloadKindDef& def, const Json& object,
-                     const policy::ExternalFacts& facts, OfflineResult& r) {
-  simdjson::dom::parser parser;
-  std::string text = to_json_text(object);
-  simdjson::dom::element root;
-  if (auto err = reread(parser, text, root)) {
-    fail(r, std::string("cannot re-read the object: ") + simdjson::error_message(err));
+// An object of a file, judged as the webhook judges its CREATE: the request the API server would
+// send, through the same decision phase (decide_review). A Pod passes /mutate (the API server's
+// chain: mutated, then judged as mutated) unless `mutate_pods` is false; everything else /validate.
+void judge_object(const policy::CompiledPolicy& policy, const Json& object, bool mutate_pods,
+                  const policy::ExternalFacts& facts, OfflineResult& r) {
+  const simdjson::padded_string text(to_json_text(object));
+  const std::string group(policy::api_group_of(r.api_version));
+  AdmissionRequest request;
+  request.kind_group = group;
+  request.kind = r.kind;
+  request.namespace_name = r.namespace_name;
+  request.name = r.name;
+  request.operation = "CREATE";
+  request.has_object = true;
+  request.object = std::string_view(text.data(), text.size());
+  const ReviewTarget target = target_of(request, &policy);
+  if (std::string why = skipped_because(r, target); !why.empty()) {
+    r.status = OfflineResult::Status::Skipped;
+    r.note = std::move(why);
     return;
   }
-  policy::EvalOptions options;
-  options.namespace_name = r.namespace_name;
-  options.mutate = true;  // templates are judged as the pods they create, which pass /mutate
-  options.set_facts(facts);
-  options.describe_gpus = true;
-  if (!evaluate_templates(policy, def, text, root, options, r)) return;
-  if (r.templates.empty()) {
-    r.status = OfflineResult::Status::Skipped;
-    r.note = "no pod template found (" + def.kind + " templates are at";
-    for (const auto& path : def.templates) r.note += " " + path.text;
-    r.note += ")";
+  const bool pod = target.what == ReviewTarget::What::Workload && target.workload == policy::WorkloadKind::Pod;
+  const Endpoint endpoint = pod && mutate_pods ? Endpoint::Mutate : Endpoint::Validate;
+  ReviewScratch scratch;
+  scratch.describe_gpus = true;
+  std::vector<ReviewScratch::TemplateDecision> templates;
+  scratch.template_decisions = &templates;
+  // Objects read from files nest as deep as the API server stores them (kMaxObjectDepth).
+  if (cluster::allow_stored_depth(scratch.object_dom) != simdjson::SUCCESS) {
+    fail(r, "out of memory for the JSON parser");
     return;
+  }
+  if (auto err = decide_review(policy, endpoint, plan_for(endpoint, request, target), request, target, scratch,
+                               r.decision, facts)) {
+    fail(r, (err->error.field.empty() ? std::string() : err->error.field + ": ") + err->error.message);
+    return;
+  }
+  if (target.what == ReviewTarget::What::Templates) {
+    if (templates.empty()) {
+      r.status = OfflineResult::Status::Skipped;
+      r.note = "no pod template found (" + target.templates->kind + " templates are at";
+      for (const auto& path : target.templates->templates) r.note += " " + path.text;
+      r.note += ")";
+      return;
+    }
+    keep_templates(templates, r);
   }
   apply_patch(object, r);
   for (auto& t : r.templates) t.mutated = r.mutated;
@@ -199,42 +177,11 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
   }
 
   if (!object.is_object()) {
-    r.status = OfflineResult::Status::Error;
-    r.note = "not an object";
+    fail(r, "not an object");
     return r;
   }
-  policy::ClaimKind claim_kind;
-  if (policy::is_claim_kind(r.kind, &claim_kind)) {
-    judge_claim(policy, object, facts, r);
-    return r;
-  }
-  const std::string group(policy::api_group_of(string_at(object, "apiVersion")));
-  if (const policy::WorkloadKindDef* def = policy.workload_kind(group, r.kind)) {
-    judge_templates(policy, *def, object, facts, r);
-    return r;
-  }
-  auto kind = policy::workload_kind_from(r.kind);
-  if (!kind) {
-    r.status = OfflineResult::Status::Skipped;
-    r.note = r.kind.empty() ? "no kind: not a Kubernetes object"
-                            : policy::bounded(r.kind) + " is not a Pod or a workload with a pod template";
-    return r;
-  }
-
-  policy::PodDocument document;
-  policy::PodView pod;
-  if (auto err = policy::decode_pod_json(to_json_text(object), false, *kind, pod, document, policy.gpu_env_vars())) {
-    r.status = OfflineResult::Status::Error;
-    r.note = (err->field.empty() ? std::string() : err->field + ": ") + err->message;
-    return r;
-  }
-  policy::EvalOptions options;
-  options.namespace_name = r.namespace_name;
-  options.mutate = mutate_pods || *kind != policy::WorkloadKind::Pod;
-  options.set_facts(facts);
-  options.describe_gpus = true;
-  policy::evaluate(policy, pod, options, r.decision);
-  apply_patch(object, r);
+  judge_object(policy, object, mutate_pods, facts, r);
+  if (r.status == OfflineResult::Status::Evaluated && r.mutated.is_null()) r.mutated = object;
   return r;
 }
 

@@ -1,8 +1,9 @@
-// Offline evaluation of one manifest object (for `check` and `test`): the same decode and
-// evaluate path as the webhook, plus the mutated object (our patch applied to the input). A Pod
-// goes through the API server's chain (mutate, then validate the result) unless `mutate_pods`
-// is false (`check --no-mutate`: what /validate alone would say); an AdmissionReview is judged
-// exactly as /validate judges it (operation, user, namespace, oldObject).
+// Offline evaluation of one manifest object (for `check` and `test`) through the webhook's own
+// decision phase (decide_review): each object is the CREATE the API server would send for it, plus
+// the mutated object (our patch applied to the input). A Pod goes through the API server's chain
+// (/mutate: mutated, then judged as mutated) unless `mutate_pods` is false (`check --no-mutate`:
+// what /validate alone would say); an AdmissionReview is judged exactly as /validate judges it
+// (operation, user, namespace, oldObject).
 #pragma once
 
 #include <string>
