@@ -66,6 +66,44 @@ std::string unescape(std::string_view t) {
 bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
 bool name_char(char c) { return name_start(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.'; }
 
+// Reads a start tag's attributes, from after its name through its '>' or "/>", into `el`;
+// `i` ends after the tag. Returns an error, or empty.
+std::string parse_attributes(const std::string& s, size_t& i, XmlElement& el, bool& self_closing) {
+  while (i < s.size()) {
+    size_t ws = i;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size()) break;
+    if (s[i] == '>') {
+      ++i;
+      return "";
+    }
+    if (s.compare(i, 2, "/>") == 0) {
+      i += 2;
+      self_closing = true;
+      return "";
+    }
+    if (ws == i) return "attributes must be separated by whitespace";
+    if (!name_start(s[i])) return "bad attribute name";
+    size_t a0 = i;
+    while (i < s.size() && name_char(s[i])) ++i;
+    std::string attr = s.substr(a0, i - a0);
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size() || s[i] != '=') return "attribute without a value";
+    ++i;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size() || (s[i] != '"' && s[i] != '\'')) return "unquoted attribute value";
+    char q = s[i++];
+    size_t e = s.find(q, i);
+    if (e == std::string::npos) return "unterminated attribute value";
+    std::string_view value(s.data() + i, e - i);
+    if (!valid_char_data(value)) return "invalid attribute value";
+    if (el.attrs.count(attr)) return "duplicate attribute " + attr;
+    el.attrs[attr] = unescape(value);
+    i = e + 1;
+  }
+  return "unterminated start tag";
+}
+
 XmlDoc parse_xml(const std::string& s) {
   XmlDoc doc;
   std::vector<size_t> stack;  // indexes into doc.elements
@@ -128,41 +166,8 @@ XmlDoc parse_xml(const std::string& s) {
     XmlElement el;
     el.name = s.substr(n0, i - n0);
     el.depth = stack.size();
-    bool closed = false, self_closing = false;
-    while (i < s.size()) {
-      size_t ws = i;
-      while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-      if (i >= s.size()) break;
-      if (s[i] == '>') {
-        ++i;
-        closed = true;
-        break;
-      }
-      if (s.compare(i, 2, "/>") == 0) {
-        i += 2;
-        closed = self_closing = true;
-        break;
-      }
-      if (ws == i) return fail("attributes must be separated by whitespace");
-      if (!name_start(s[i])) return fail("bad attribute name");
-      size_t a0 = i;
-      while (i < s.size() && name_char(s[i])) ++i;
-      std::string attr = s.substr(a0, i - a0);
-      while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-      if (i >= s.size() || s[i] != '=') return fail("attribute without a value");
-      ++i;
-      while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-      if (i >= s.size() || (s[i] != '"' && s[i] != '\'')) return fail("unquoted attribute value");
-      char q = s[i++];
-      size_t e = s.find(q, i);
-      if (e == std::string::npos) return fail("unterminated attribute value");
-      std::string_view value(s.data() + i, e - i);
-      if (!valid_char_data(value)) return fail("invalid attribute value");
-      if (el.attrs.count(attr)) return fail("duplicate attribute " + attr);
-      el.attrs[attr] = unescape(value);
-      i = e + 1;
-    }
-    if (!closed) return fail("unterminated start tag");
+    bool self_closing = false;
+    if (std::string error = parse_attributes(s, i, el, self_closing); !error.empty()) return fail(error);
     doc.elements.push_back(std::move(el));
     if (!self_closing) stack.push_back(doc.elements.size() - 1);
   }
