@@ -76,7 +76,10 @@ var wantAuditReads = []string{
 	"trainer.kubeflow.org/trainingruntimes:list", "trainer.kubeflow.org/trainjobs:list",
 }
 
-const reportRule = "wgpolicyk8s.io/policyreports:create,delete,get,list,update"
+const (
+	openReportRule = "openreports.io/reports:create,delete,get,list,update"
+	wgReportRule   = "wgpolicyk8s.io/policyreports:create,delete,get,list,update"
+)
 
 func sorted(l ...string) []string {
 	out := append([]string{}, l...)
@@ -321,7 +324,7 @@ func TestAuditEnabled(t *testing.T) {
 	sort.Strings(auditKinds)
 	expectEq(t, "audit objects", auditKinds, []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "NetworkPolicy", "Service", "ServiceAccount"})
 	checkAudit(t, res, defaultAuditArgs)
-	checkAuditRBAC(t, res, append(append([]string{}, wantAuditReads...), reportRule))
+	checkAuditRBAC(t, res, append(append([]string{}, wantAuditReads...), openReportRule, wgReportRule))
 	_, c := auditPod(t, res)
 	expectEq(t, "audit resources", get(c, "resources"), obj{
 		"requests": obj{"cpu": "50m", "memory": "64Mi"}, "limits": obj{"memory": "256Mi"}})
@@ -343,16 +346,47 @@ nodeAffinity:
 	sort.Strings(hookKinds)
 	expectEq(t, "webhook objects beside the audit", hookKinds, kinds(mustRender(t, Options{})))
 
-	for _, want := range []string{"kubectl get policyreports -A", "svc/" + auditName + " 9091:9091", "gpu_admission_audit_",
-		"wgpolicyk8s.io/v1alpha2 is not served"} {
+	for _, want := range []string{"kubectl get reports.openreports.io -A", "kubectl get policyreports -A",
+		"svc/" + auditName + " 9091:9091", "gpu_admission_audit_",
+		"neither openreports.io/v1alpha1 nor wgpolicyk8s.io/v1alpha2 is served"} {
 		if !strings.Contains(res.Notes, want) {
 			t.Errorf("NOTES.txt lacks %q:\n%s", want, res.Notes)
 		}
 	}
-	withCRD := mustRender(t, Options{Values: []map[string]interface{}{vals(t, "audit: {enabled: true}")}, APIVersions: []string{"wgpolicyk8s.io/v1alpha2"}})
-	if strings.Contains(withCRD.Notes, "WARNING") {
-		t.Errorf("NOTES.txt warns although wgpolicyk8s.io/v1alpha2 is served:\n%s", withCRD.Notes)
+	for _, served := range []string{"wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"} {
+		withCRD := mustRender(t, Options{Values: []map[string]interface{}{vals(t, "audit: {enabled: true}")}, APIVersions: []string{served}})
+		if strings.Contains(withCRD.Notes, "WARNING") {
+			t.Errorf("NOTES.txt warns although %s is served:\n%s", served, withCRD.Notes)
+		}
 	}
+}
+
+// audit.reportApi pins the report API: --report-api, write access to that API alone, NOTES.txt
+// naming its reports and warning when the cluster does not serve it.
+func TestAuditReportAPI(t *testing.T) {
+	for _, c := range []struct{ api, rule, kubectl, other string }{
+		{"openreports.io/v1alpha1", openReportRule, "kubectl get reports.openreports.io -A", "policyreports"},
+		{"wgpolicyk8s.io/v1alpha2", wgReportRule, "kubectl get policyreports -A", "reports.openreports.io"},
+	} {
+		values := "audit: {enabled: true, reportApi: " + c.api + "}"
+		res := renderValues(t, values)
+		checkAudit(t, res, append(append([]string{}, defaultAuditArgs...), "--report-api", c.api))
+		checkAuditRBAC(t, res, append(append([]string{}, wantAuditReads...), c.rule))
+		if !strings.Contains(res.Notes, c.kubectl) || strings.Contains(res.Notes, c.other) {
+			t.Errorf("NOTES.txt (%s) should name %q and not %q:\n%s", c.api, c.kubectl, c.other, res.Notes)
+		}
+		if !strings.Contains(res.Notes, "WARNING: "+c.api+" (audit.reportApi) is not served") {
+			t.Errorf("NOTES.txt does not warn that %s is not served:\n%s", c.api, res.Notes)
+		}
+		served := mustRender(t, Options{Values: []map[string]interface{}{vals(t, values)}, APIVersions: []string{c.api}})
+		if strings.Contains(served.Notes, "WARNING") {
+			t.Errorf("NOTES.txt warns although %s is served:\n%s", c.api, served.Notes)
+		}
+	}
+	// Without writeReports the API is not passed and nothing is written.
+	res := renderValues(t, "audit: {enabled: true, writeReports: false, reportApi: openreports.io/v1alpha1}")
+	checkAudit(t, res, defaultAuditArgs[:len(defaultAuditArgs)-1])
+	checkAuditRBAC(t, res, wantAuditReads)
 }
 
 // writeReports false: no --write-reports and no write access at all.
@@ -405,7 +439,7 @@ audit:
 	checkMetadata(t, res, testRelease, testNamespace)
 	checkAudit(t, res, []string{"audit", "--policy", "/etc/gpu-admission/policy/policy.yaml",
 		"--interval", "1h", "--metrics-listen", "0.0.0.0:9100", "--write-reports"})
-	checkAuditRBAC(t, res, append(append([]string{}, wantAuditReads...), reportRule,
+	checkAuditRBAC(t, res, append(append([]string{}, wantAuditReads...), openReportRule, wgReportRule,
 		"example.com/sweeps:list", "example.com/trainingjobs:list"))
 	spec, c := auditPod(t, res)
 	expectEq(t, "audit image", str(c, "image"), "registry.example.com/gpu-admission:0.2.0")

@@ -100,9 +100,10 @@ Json audit_json(const AuditResult& r) {
 }
 
 void for_each_policy_report(const AuditResult& r, int64_t timestamp_seconds,
-                            const std::function<void(Json&& report)>& use) {
+                            const std::function<void(Json&& report)>& use, ReportApi api) {
   PolicyReportOptions options;
   options.timestamp_seconds = timestamp_seconds;
+  options.api = api;
   // Subjects are sorted by namespace: each namespace's run is one report.
   for (size_t begin = 0; begin < r.subjects.size();) {
     const std::string& ns = r.subjects[begin].namespace_name;

@@ -7,8 +7,6 @@
 #include "webhook/cluster/cluster_state.h"
 #include "webhook/cluster/informer.h"
 #include "webhook/cluster/watch_decoder.h"
-#include "webhook/io/manifests.h"
-#include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook::audit {
 namespace {
@@ -131,47 +129,6 @@ std::optional<std::string> list_into(const cluster::KubeClient& client, const st
       }
       if (auto err = list_kind(client, kind, kind.list_path(ns), options, parser, auditor)) return err;
     }
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> read_files_into(const std::vector<std::string>& paths, const std::vector<AuditKind>& kinds,
-                                           Auditor& auditor) {
-  std::vector<ManifestObject> objects;
-  for (const std::string& path : paths) {
-    ManifestRead read = read_manifest_file(path);
-    if (read.error) return *read.error;
-    for (auto& o : read.objects) objects.push_back(std::move(o));
-  }
-  // Each object with the kind it is (by apiVersion group and kind), in the kinds' order.
-  std::vector<std::pair<size_t, const ManifestObject*>> ordered;
-  for (const auto& o : objects) {
-    const Json& object = o.object;
-    const std::string kind = object.is_object() && object.contains("kind") && object["kind"].is_string()
-                                 ? object["kind"].get<std::string>() : "";
-    const std::string api_version = object.is_object() && object.contains("apiVersion") && object["apiVersion"].is_string()
-                                        ? object["apiVersion"].get<std::string>() : "";
-    const std::string_view group = policy::api_group_of(api_version);
-    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const AuditKind& k) { return k.group == group && k.kind == kind; });
-    if (o.from_review || it == kinds.end()) {
-      auditor.skip(o.from_review ? "AdmissionReviews (judge them with check)" : "objects of other kinds");
-      continue;
-    }
-    ordered.emplace_back(static_cast<size_t>(it - kinds.begin()), &o);
-  }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  simdjson::dom::parser parser;  // files hold what a cluster stores: as deep
-  if (cluster::allow_stored_depth(parser)) return std::string("out of memory for the JSON parser");
-  for (const auto& [index, o] : ordered) {
-    AuditKind kind = kinds[index];
-    const std::string api_version = o->object["apiVersion"].get<std::string>();
-    const auto slash = api_version.find('/');
-    kind.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
-    const std::string text = to_json_text(o->object);
-    simdjson::dom::element element;
-    if (auto err = parser.parse(text).get(element))
-      return o->source + ": cannot re-read the object: " + simdjson::error_message(err);
-    auditor.add(kind, element);
   }
   return std::nullopt;
 }

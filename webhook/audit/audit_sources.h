@@ -1,7 +1,7 @@
 // Where an audit's objects come from: the cluster (discovery, then paged lists of every kind it
 // serves, page by page into the Auditor: a page is judged and dropped before the next is asked
-// for) or files (`kubectl get -A -o json` output, manifests), read into memory as the user gave
-// them and fed in the same order: Namespaces, claims, workloads, pods.
+// for) or files (`kubectl get -A -o json` output, manifests), read as streams of list items and
+// documents (audit_files.cpp) and fed in the same order: Namespaces, claims, workloads, pods.
 #pragma once
 
 #include <chrono>
@@ -33,9 +33,21 @@ std::optional<std::string> discover_kinds(const cluster::KubeClient& client, std
 std::optional<std::string> list_into(const cluster::KubeClient& client, const std::vector<AuditKind>& kinds,
                                      const ClusterListOptions& options, Auditor& auditor);
 
-// Reads `paths` ("-": standard input) and feeds their objects to `auditor` by kind; objects of
-// other kinds are counted as skipped. An error naming the file and line when one cannot be read.
+struct FileReadOptions {
+  // A regular file larger than this that holds a JSON List is read back where it lies; smaller
+  // ones, standard input from a pipe and YAML (as JSON) are copied into a spool.
+  uint64_t keep_open_above = 16u << 20;
+  // Where the spool's temporary file goes (empty: $TMPDIR, else /tmp); where none can be made,
+  // the spool is held in memory.
+  std::string spool_dir;
+};
+
+// Reads `paths` ("-": standard input) and feeds their objects to `auditor` by kind, in the order
+// of `kinds` (within a kind, as the files hold them); objects of other kinds are counted as
+// skipped. A JSON List is read item by item, YAML document by document: memory does not grow
+// with the files. An error naming the file and line when one cannot be read (nothing is judged
+// then).
 std::optional<std::string> read_files_into(const std::vector<std::string>& paths, const std::vector<AuditKind>& kinds,
-                                           Auditor& auditor);
+                                           Auditor& auditor, const FileReadOptions& options = {});
 
 }  // namespace gpu_admission::webhook::audit

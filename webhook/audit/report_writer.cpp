@@ -4,6 +4,7 @@
 
 #include <simdjson.h>
 
+#include "webhook/audit/audit_output.h"
 #include "webhook/cluster/informer.h"
 #include "webhook/io/policy_report.h"
 
@@ -13,15 +14,39 @@ namespace {
 constexpr std::chrono::milliseconds kWriteTimeout{30'000};
 constexpr std::string_view kManagedBy = "app.kubernetes.io/managed-by=gpu-admission";
 
-std::string reports_path(std::string_view ns) {
-  return std::string(kPolicyReportsPath) + "/namespaces/" + std::string(ns) + "/policyreports";
+std::string api_path(const ReportApiInfo& api) {
+  return "/apis/" + std::string(api.group) + "/" + std::string(api.version);
 }
 
-std::string crd_missing(const cluster::KubeClient& client) {
-  return "the PolicyReport CRD (policyreports.wgpolicyk8s.io, v1alpha2) is not installed in the cluster at " +
-         client.url("/") +
-         ": install it (the Kubernetes policy working group's wgpolicyk8s.io_policyreports.yaml) or run the audit "
-         "without --write-reports";
+// Where each API's CRD comes from.
+std::string_view crd_source(ReportApi api) {
+  return api == ReportApi::OpenReports
+             ? "OpenReports' openreports.io_reports.yaml from github.com/openreports/reports-api, or Kyverno's chart"
+             : "the Kubernetes policy working group's wgpolicyk8s.io_policyreports.yaml";
+}
+
+std::string crd_missing(const cluster::KubeClient& client, ReportApi api) {
+  const ReportApiInfo& info = report_api_info(api);
+  return "the " + std::string(info.title) + " CRD (" + std::string(info.resource) + "." + std::string(info.group) + ", " +
+         std::string(info.version) + ") is not installed in the cluster at " + client.url("/") + ": install it (" +
+         std::string(crd_source(api)) + "), choose the other report API with --report-api, or run the audit without "
+         "--write-reports";
+}
+
+// Whether the cluster serves `api`'s namespaced reports (its group version lists the resource).
+std::optional<std::string> serves(const cluster::KubeClient& client, ReportApi api, bool& out) {
+  const ReportApiInfo& info = report_api_info(api);
+  const std::string path = api_path(info);
+  const cluster::HttpResult result = client.get(path, kWriteTimeout, 8u << 20);
+  out = false;
+  if (result.status == 404) return std::nullopt;
+  if (!result.ok()) return "discovery " + client.url(path) + ": " + result.describe();
+  const Json list = Json::parse(result.body, nullptr, false);
+  if (!list.is_object() || !list.contains("resources") || !list["resources"].is_array())
+    return "discovery " + client.url(path) + ": not an APIResourceList";
+  for (const Json& resource : list["resources"])
+    if (resource.is_object() && resource.value("name", "") == info.resource) out = true;
+  return std::nullopt;
 }
 
 uint64_t fnv1a(std::string_view text) {
@@ -44,14 +69,37 @@ uint64_t report_fingerprint(const Json& report) {
   return fnv1a(content.dump());
 }
 
-ReportWriter::ReportWriter(const cluster::KubeClient& client, std::vector<std::string> namespaces)
-    : client_(client), namespaces_(std::move(namespaces)) {}
+std::optional<std::string> choose_report_api(const cluster::KubeClient& client, std::optional<ReportApi> asked,
+                                             ReportApi& out) {
+  if (asked) {
+    out = *asked;
+    return std::nullopt;
+  }
+  for (const ReportApi api : kReportApisByPreference) {
+    bool served = false;
+    if (auto err = serves(client, api, served)) return err;
+    if (!served) continue;
+    out = api;
+    return std::nullopt;
+  }
+  return "neither report CRD is installed in the cluster at " + client.url("/") +
+         " (reports.openreports.io, v1alpha1; policyreports.wgpolicyk8s.io, v1alpha2): install one (" +
+         std::string(crd_source(ReportApi::OpenReports)) + "; or " + std::string(crd_source(ReportApi::WgPolicy)) +
+         ") or run the audit without --write-reports";
+}
+
+ReportWriter::ReportWriter(const cluster::KubeClient& client, std::vector<std::string> namespaces, ReportApi api)
+    : client_(client), namespaces_(std::move(namespaces)), api_(api), api_path_(api_path(report_api_info(api))) {}
+
+std::string ReportWriter::reports_path(std::string_view ns) const {
+  return api_path_ + "/namespaces/" + std::string(ns) + "/" + std::string(report_api_info(api_).resource);
+}
 
 std::optional<std::string> ReportWriter::list_page(const std::string& path, std::string& continue_token) {
   std::string page_path = path + "?labelSelector=" + cluster::url_encode(kManagedBy) + "&limit=50";
   if (!continue_token.empty()) page_path += "&continue=" + cluster::url_encode(continue_token);
   const cluster::HttpResult result = client_.get(page_path, kWriteTimeout, 64u << 20);
-  if (result.status == 404) return crd_missing(client_);
+  if (result.status == 404) return crd_missing(client_, api_);
   if (!result.ok()) return "list " + client_.url(page_path) + ": " + result.describe();
   const Json page = Json::parse(result.body, nullptr, false);
   if (page.is_discarded() || !page.is_object()) return "list " + client_.url(page_path) + ": not JSON";
@@ -68,7 +116,7 @@ std::optional<std::string> ReportWriter::list_page(const std::string& path, std:
 
 std::optional<std::string> ReportWriter::begin() {
   std::vector<std::string> paths;
-  if (namespaces_.empty()) paths.push_back(std::string(kPolicyReportsPath) + "/policyreports");
+  if (namespaces_.empty()) paths.push_back(api_path_ + "/" + std::string(report_api_info(api_).resource));
   for (const auto& ns : namespaces_) paths.push_back(reports_path(ns));
   for (const auto& path : paths) {
     std::string continue_token;
@@ -127,6 +175,47 @@ std::optional<std::string> ReportWriter::finish() {
     if (!result.ok() && result.status != 202) return "delete " + client_.url(path) + ": " + result.describe();
     ++counts_.deleted;
   }
+  return std::nullopt;
+}
+
+namespace {
+
+// Deletes gpu-admission's reports of `api` (all of them: nothing is written there any more).
+std::optional<std::string> retire(const cluster::KubeClient& client, const std::vector<std::string>& namespaces,
+                                  ReportApi api, WriteCounts& counts) {
+  bool served = false;
+  if (auto err = serves(client, api, served)) return err;
+  if (!served) return std::nullopt;
+  ReportWriter old(client, namespaces, api);
+  if (auto err = old.begin()) return err;
+  if (auto err = old.finish()) return err;
+  counts.deleted += old.counts().deleted;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> write_reports(const cluster::KubeClient& client, const std::vector<std::string>& namespaces,
+                                         std::optional<ReportApi> asked, const AuditResult& result, int64_t timestamp,
+                                         ReportApi& api, WriteCounts& counts) {
+  if (auto err = choose_report_api(client, asked, api)) return err;
+  ReportWriter writer(client, namespaces, api);
+  std::optional<std::string> error = writer.begin();
+  if (!error)
+    for_each_policy_report(
+        result, timestamp, [&](Json&& report) {
+          if (!error) error = writer.write(report);
+        },
+        api);
+  if (!error) error = writer.finish();
+  if (error) return error;
+  counts = writer.counts();
+  if (asked) return std::nullopt;
+  // Chosen by discovery: the reports of the API not chosen are retired (a cluster that gained
+  // OpenReports keeps no stale PolicyReports of ours beside the new Reports).
+  for (const ReportApi other : kReportApisByPreference)
+    if (other != api)
+      if (auto err = retire(client, namespaces, other, counts)) return err;
   return std::nullopt;
 }
 

@@ -151,8 +151,11 @@ void print_junit(const std::vector<OfflineResult>& results, const CheckPrintOpti
   std::printf("%s", junit_xml({suite}).c_str());
 }
 
-void print_policy_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
+namespace {
+
+void print_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options, ReportApi api) {
   PolicyReportOptions report_options;
+  report_options.api = api;
   report_options.only_fail = options.only_denied;
   report_options.keep_warn = options.fail_on == FailOn::Warn;  // what fails the run is listed
   std::map<std::string, PolicyReportBuilder> reports;  // by namespace, in name order
@@ -168,6 +171,16 @@ void print_policy_reports(const std::vector<OfflineResult>& results, const Check
     first = false;
     std::printf("%s", to_yaml(builder.build()).c_str());
   }
+}
+
+}  // namespace
+
+void print_policy_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
+  print_reports(results, options, ReportApi::WgPolicy);
+}
+
+void print_open_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options) {
+  print_reports(results, options, ReportApi::OpenReports);
 }
 
 }  // namespace gpu_admission::webhook

@@ -72,7 +72,9 @@ void print_text(const std::vector<OfflineResult>& results, const CheckPrintOptio
 void print_json(const std::vector<OfflineResult>& results, const CheckPrintOptions& options);
 void print_yaml(const std::vector<OfflineResult>& results, const CheckPrintOptions& options);
 void print_junit(const std::vector<OfflineResult>& results, const CheckPrintOptions& options);
-// One PolicyReport per namespace, as a YAML stream (`kubectl apply -f -` takes it).
+// One PolicyReport (wgpolicyk8s.io/v1alpha2) per namespace, as a YAML stream (`kubectl apply -f -`
+// takes it); print_open_reports: the same as OpenReports Reports (openreports.io/v1alpha1).
 void print_policy_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options);
+void print_open_reports(const std::vector<OfflineResult>& results, const CheckPrintOptions& options);
 
 }  // namespace gpu_admission::webhook

@@ -1,6 +1,7 @@
 // `gpu-admission audit`: judges what already runs (the cluster, through paged lists, or files)
-// and reports it as text, JSON or PolicyReports; `--write-reports` keeps the reports in the
-// cluster; `--interval` repeats the audit and serves its metrics. The engine is webhook/audit/.
+// and reports it as text, JSON or reports (wgpolicyk8s.io PolicyReports, OpenReports Reports);
+// `--write-reports` keeps the reports in the cluster, in the report API it serves; `--interval`
+// repeats the audit and serves its metrics. The engine is webhook/audit/.
 #include <httplib.h>
 
 #include <atomic>
@@ -38,8 +39,13 @@ Flags:
       --kubeconfig FILE     the kubeconfig of the cluster to read (default: as kubectl, above)
       --context NAME        its context to use (default: its current-context)
   -n, --namespace NS,...    only these namespaces
-  -o, --output FORMAT       text (default), json or policyreport (one PolicyReport per namespace)
-      --write-reports       create, update and delete the PolicyReports in the cluster (only changed ones)
+  -o, --output FORMAT       text (default), json, policyreport (one wgpolicyk8s.io/v1alpha2
+                            PolicyReport per namespace) or openreports (one openreports.io/v1alpha1
+                            Report per namespace)
+      --write-reports       create, update and delete the reports in the cluster (only changed ones)
+      --report-api API      what --write-reports writes: openreports.io/v1alpha1 or
+                            wgpolicyk8s.io/v1alpha2 (default: the one the cluster serves,
+                            OpenReports first)
       --interval DURATION   repeat every DURATION (30s, 10m, 1h) and serve metrics
       --metrics-listen ADDR metrics address with --interval (default 0.0.0.0:9091)
       --page-size N         objects per list page (default 500)
@@ -54,6 +60,7 @@ struct AuditFlags {
   audit::ClusterListOptions list;
   std::string output = "text";
   bool write_reports = false;
+  std::optional<ReportApi> report_api;  // --report-api; else chosen by discovery
   long long interval_ms = 0;
   std::string metrics_listen = "0.0.0.0:9091";
   std::vector<std::string> files;
@@ -88,8 +95,15 @@ std::string read_flags(const ParsedArgs& parsed, AuditFlags& f) {
   f.write_reports = parsed.has("--write-reports");
   f.files = parsed.positional;
   f.metrics_listen = parsed.get("--metrics-listen", f.metrics_listen);
-  if (f.output != "text" && f.output != "json" && f.output != "policyreport")
-    return "--output must be text, json or policyreport";
+  if (f.output != "text" && f.output != "json" && f.output != "policyreport" && f.output != "openreports")
+    return "--output must be text, json, policyreport or openreports";
+  if (parsed.has("--report-api")) {
+    f.report_api = report_api_named(parsed.get("--report-api"));
+    if (!f.report_api) return "--report-api must be openreports.io/v1alpha1 or wgpolicyk8s.io/v1alpha2";
+    if (!f.write_reports)
+      return "--report-api chooses what --write-reports writes: give --write-reports too (to print reports, use "
+             "-o openreports or -o policyreport)";
+  }
   if (parsed.has("--interval")) {
     const auto ms = parse_duration_ms(parsed.get("--interval"));
     if (!ms || *ms < 1000) return "--interval must be a duration of at least 1s, such as 30s, 10m or 1h";
@@ -113,6 +127,7 @@ struct RunOutcome {
   std::optional<audit::AuditResult> result;
   std::string error;
   audit::WriteCounts writes;
+  ReportApi report_api = ReportApi::WgPolicy;  // what --write-reports wrote
 };
 
 RunOutcome audit_once(const policy::CompiledPolicy& policy, const AuditFlags& flags,
@@ -142,17 +157,11 @@ RunOutcome audit_once(const policy::CompiledPolicy& policy, const AuditFlags& fl
   result.started_at = now;
   result.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (flags.write_reports && client != nullptr) {
-    audit::ReportWriter writer(*client, flags.list.namespaces);
-    std::optional<std::string> write_error = writer.begin();
-    audit::for_each_policy_report(result, now, [&](Json&& report) {
-      if (!write_error) write_error = writer.write(report);
-    });
-    if (!write_error) write_error = writer.finish();
-    if (write_error) {
+    if (auto write_error = audit::write_reports(*client, flags.list.namespaces, flags.report_api, result, now,
+                                                out.report_api, out.writes)) {
       out.error = *write_error;
       return out;
     }
-    out.writes = writer.counts();
   }
   out.result = std::move(result);
   return out;
@@ -161,12 +170,15 @@ RunOutcome audit_once(const policy::CompiledPolicy& policy, const AuditFlags& fl
 void print_result(const audit::AuditResult& result, const std::string& output) {
   if (output == "json") {
     std::printf("%s\n", audit::audit_json(result).dump(2).c_str());
-  } else if (output == "policyreport") {
+  } else if (output == "policyreport" || output == "openreports") {
     bool first = true;
-    audit::for_each_policy_report(result, result.started_at, [&](Json&& report) {
-      std::printf("%s%s", first ? "" : "---\n", to_yaml(report).c_str());
-      first = false;
-    });
+    audit::for_each_policy_report(
+        result, result.started_at,
+        [&](Json&& report) {
+          std::printf("%s%s", first ? "" : "---\n", to_yaml(report).c_str());
+          first = false;
+        },
+        output == "openreports" ? ReportApi::OpenReports : ReportApi::WgPolicy);
   } else {
     std::fputs(audit::audit_text(result).c_str(), stdout);
   }
@@ -215,9 +227,12 @@ int audit_forever(const policy::CompiledPolicy& policy, const AuditFlags& flags,
       for (const auto& t : r.totals)
         totals.push_back({{"tenant", t.tenant}, {"rule", std::string(policy::name_of(t.rule))},
                           {"action", std::string(name_of(t.label))}, {"objects", t.objects}, {"pods", t.pods}});
+      const std::string api =
+          flags.write_reports ? std::string(report_api_info(outcome.report_api).api_version) : "none";
       logger.info("audit: run complete", {{"seconds", seconds}, {"judged", r.judged}, {"violating_objects", r.violating()},
                                           {"objects_with_errors", r.errors()}, {"totals", totals},
-                                          {"reports", {{"created", outcome.writes.created}, {"updated", outcome.writes.updated},
+                                          {"reports", {{"api", api},
+                                                       {"created", outcome.writes.created}, {"updated", outcome.writes.updated},
                                                        {"deleted", outcome.writes.deleted},
                                                        {"unchanged", outcome.writes.unchanged}}}});
     } else {
@@ -237,7 +252,7 @@ int audit_forever(const policy::CompiledPolicy& policy, const AuditFlags& flags,
 
 int run_audit(const Args& args) {
   const ParsedArgs parsed = parse_args(args, {{"--policy", "-p"}, {"--kubeconfig", ""}, {"--context", ""},
-                                              {"--namespace", "-n"}, {"--output", "-o"}, {"--write-reports", "", false}, {"--interval", ""},
+                                              {"--namespace", "-n"}, {"--output", "-o"}, {"--write-reports", "", false}, {"--report-api", ""}, {"--interval", ""},
                                               {"--metrics-listen", ""}, {"--page-size", ""}, {"--help", "-h", false}});
   if (parsed.has("--help")) {
     std::fputs(kAuditHelp, stdout);
@@ -274,9 +289,12 @@ int run_audit(const Args& args) {
     return 2;
   }
   print_result(*outcome.result, flags.output);
-  if (flags.write_reports)
-    std::fprintf(stderr, "PolicyReports: %zu created, %zu updated, %zu deleted, %zu unchanged\n", outcome.writes.created,
-                 outcome.writes.updated, outcome.writes.deleted, outcome.writes.unchanged);
+  if (flags.write_reports) {
+    const ReportApiInfo& api = report_api_info(outcome.report_api);
+    std::fprintf(stderr, "%ss (%s): %zu created, %zu updated, %zu deleted, %zu unchanged\n", std::string(api.title).c_str(),
+                 std::string(api.api_version).c_str(), outcome.writes.created, outcome.writes.updated,
+                 outcome.writes.deleted, outcome.writes.unchanged);
+  }
   return has_deny(*outcome.result) ? 1 : 0;
 }
 

@@ -23,7 +23,7 @@ namespace gpu_admission::webhook {
 namespace {
 
 constexpr const char* kCheckHelp = R"(Usage: gpu-admission check [--policy FILE] [--namespace NS]
-                           [--output text|json|yaml|junit|policyreport] [--no-mutate]
+                           [--output text|json|yaml|junit|policyreport|openreports] [--no-mutate]
                            [--namespace-labels k=v,...] [--fail-on deny|warn|none] [--only-denied]
                            [--color auto|always|never] [--verbose] FILE...|-
 
@@ -52,9 +52,10 @@ Flags:
   -p, --policy FILE      policy file, or a ConfigMap carrying it (default: the built-in policy;
                          see `policy show --default`)
   -n, --namespace NS     namespace for objects that name none (default: "default")
-  -o, --output FORMAT    text (default), json, yaml (the mutated objects), junit, or
+  -o, --output FORMAT    text (default), json, yaml (the mutated objects), junit,
                          policyreport (one wgpolicyk8s.io/v1alpha2 PolicyReport per namespace,
-                         a YAML stream for `kubectl apply -f -`)
+                         a YAML stream for `kubectl apply -f -`), or openreports (the same as
+                         openreports.io/v1alpha1 Reports)
       --no-mutate        judge Pods as they are, without /mutate: what /validate alone would say
       --namespace-labels k=v,...
                          labels of the namespaces that have no Namespace object among the inputs
@@ -100,11 +101,12 @@ struct OutputFormat {
   std::string_view name;
   void (*print)(const std::vector<OfflineResult>&, const CheckPrintOptions&);
 };
-constexpr std::array<OutputFormat, 5> kOutputs = {{{"text", print_text},
+constexpr std::array<OutputFormat, 6> kOutputs = {{{"text", print_text},
                                                    {"json", print_json},
                                                    {"yaml", print_yaml},
                                                    {"junit", print_junit},
-                                                   {"policyreport", print_policy_reports}}};
+                                                   {"policyreport", print_policy_reports},
+                                                   {"openreports", print_open_reports}}};
 
 const OutputFormat* output_named(std::string_view name) {
   for (const auto& o : kOutputs)
@@ -132,7 +134,7 @@ struct CheckFlags {
 CheckFlags check_flags(const ParsedArgs& parsed) {
   CheckFlags f;
   f.output = output_named(parsed.get("--output", "text"));
-  if (!f.output) f.error = "--output must be text, json, yaml, junit or policyreport (got \"" + parsed.get("--output") + "\")";
+  if (!f.output) f.error = "--output must be text, json, yaml, junit, policyreport or openreports (got \"" + parsed.get("--output") + "\")";
   const std::string fail_on = parsed.get("--fail-on", "deny");
   if (fail_on == "warn") f.fail_on = FailOn::Warn;
   else if (fail_on == "none") f.fail_on = FailOn::None;

@@ -22,11 +22,13 @@ constexpr const char* kUsage = R"(gpu-admission: admission control for multi-ten
 Usage:
   gpu-admission serve [--policy FILE] [--tls-cert FILE --tls-key FILE]
                       [--listen 0.0.0.0:8443] [--metrics-listen 0.0.0.0:9090]
-  gpu-admission check [--policy FILE] [--namespace NS] [--output text|json|yaml|junit|policyreport]
+  gpu-admission check [--policy FILE] [--namespace NS]
+                      [--output text|json|yaml|junit|policyreport|openreports]
                       [--fail-on deny|warn] [--only-denied] FILE...|-
   gpu-admission test SUITE.yaml|DIR... [--output text|json|junit] [--run REGEX]
   gpu-admission audit [--policy FILE] [--kubeconfig FILE] [--context NAME] [--namespace NS,...]
-                      [--output text|json|policyreport] [--write-reports]
+                      [--output text|json|policyreport|openreports] [--write-reports]
+                      [--report-api openreports.io/v1alpha1|wgpolicyk8s.io/v1alpha2]
                       [--interval DURATION --metrics-listen ADDR] [FILE...|-]
   gpu-admission policy lint [--strict] FILE|-
   gpu-admission policy show [--default|FILE]

@@ -49,7 +49,7 @@ void collect(Json object, const std::string& where, ManifestRead& out, int depth
 
 }  // namespace
 
-ManifestRead read_manifest_text(std::string_view text, const std::string& source_name) {
+ManifestRead read_manifest_text(std::string_view text, const std::string& source_name, int first_line) {
   ManifestRead out;
   YamlLimits limits;
   limits.max_depth = kMaxObjectDepth;  // whatever the API server stores
@@ -58,13 +58,13 @@ ManifestRead read_manifest_text(std::string_view text, const std::string& source
   if (parsed.error) {
     std::string where = source_name;
     if (parsed.error->mark.line > 0) {
-      where += ":" + std::to_string(parsed.error->mark.line);
+      where += ":" + std::to_string(parsed.error->mark.line + first_line - 1);
       if (parsed.error->mark.column > 0) where += ":" + std::to_string(parsed.error->mark.column);
     }
     out.error = where + ": " + parsed.error->message;
     return out;
   }
-  for (auto& doc : parsed.documents) collect(std::move(doc.value), located(source_name, doc.line), out, 0);
+  for (auto& doc : parsed.documents) collect(std::move(doc.value), located(source_name, doc.line > 0 ? doc.line + first_line - 1 : 0), out, 0);
   return out;
 }
 

@@ -32,7 +32,9 @@ struct ManifestRead {
   std::optional<std::string> error;  // "file.yaml:3:7: invalid YAML: ..."
 };
 
-ManifestRead read_manifest_text(std::string_view text, const std::string& source_name);
+// `first_line`: the line of the file `text` starts at (one document of a stream read on its own,
+// yaml_documents.h): sources and errors name the file's lines.
+ManifestRead read_manifest_text(std::string_view text, const std::string& source_name, int first_line = 1);
 ManifestRead read_manifest_file(const std::string& path);  // "-" = standard input
 
 }  // namespace gpu_admission::webhook

@@ -32,6 +32,13 @@ constexpr std::array<LabelRow, kFindingLabelCount> kLabelRows = {{
     {FindingLabel::Excepted, "skip", false, true},
 }};
 
+constexpr std::array<ReportApiInfo, 2> kReportApis = {{
+    {ReportApi::WgPolicy, "wgpolicyk8s.io/v1alpha2", "wgpolicyk8s.io", "v1alpha2", "PolicyReport", "policyreports",
+     "PolicyReport"},
+    {ReportApi::OpenReports, "openreports.io/v1alpha1", "openreports.io", "v1alpha1", "Report", "reports",
+     "OpenReports Report"},
+}};
+
 const LabelRow& row_of(FindingLabel label) {
   for (const auto& row : kLabelRows)
     if (row.label == label) return row;
@@ -51,6 +58,18 @@ Json resource_of(const ReportSubject& s, std::string_view namespace_name) {
 }
 
 }  // namespace
+
+const ReportApiInfo& report_api_info(ReportApi api) {
+  for (const auto& info : kReportApis)
+    if (info.api == api) return info;
+  return kReportApis.front();
+}
+
+std::optional<ReportApi> report_api_named(std::string_view api_version) {
+  for (const auto& info : kReportApis)
+    if (info.api_version == api_version) return info.api;
+  return std::nullopt;
+}
 
 PolicyReportBuilder::PolicyReportBuilder(std::string namespace_name, PolicyReportOptions options)
     : namespace_(std::move(namespace_name)), options_(options) {}
@@ -122,11 +141,13 @@ Json PolicyReportBuilder::build() const {
   if (results.size() < all)
     metadata["annotations"] = {{"gpu-admission.io/results-truncated",
                                 std::to_string(results.size()) + " of " + std::to_string(all) + " results listed"}};
-  return {{"apiVersion", "wgpolicyk8s.io/v1alpha2"},
-          {"kind", "PolicyReport"},
-          {"metadata", metadata},
-          {"summary", {{"pass", pass_}, {"fail", fail_}, {"warn", warn_}, {"error", error_}, {"skip", skip_}}},
-          {"results", results}};
+  const ReportApiInfo& api = report_api_info(options_.api);
+  Json report = {{"apiVersion", api.api_version}, {"kind", api.kind}, {"metadata", metadata}};
+  // OpenReports names the engine once for the report too (each result still carries it).
+  if (options_.api == ReportApi::OpenReports) report["source"] = "gpu-admission";
+  report["summary"] = {{"pass", pass_}, {"fail", fail_}, {"warn", warn_}, {"error", error_}, {"skip", skip_}};
+  report["results"] = std::move(results);
+  return report;
 }
 
 Json policy_report(std::string_view namespace_name, const std::vector<ReportSubject>& subjects,

@@ -143,6 +143,7 @@ TEST_CASE("audit cluster: a kind the cluster does not serve is noted, not an err
 
 TEST_CASE("audit cluster: --write-reports writes what changed, kubectl reads it, a fix leaves the report", "[audit][cluster]") {
   Cluster cluster;
+  cluster.api.serve_open_reports = false;  // PolicyReports: the OpenReports cases are test_audit_report_api.cpp's
   CliRun r = cluster.audit({"--write-reports"});
   INFO(describe(r));
   REQUIRE(r.code == 1);
@@ -202,7 +203,7 @@ TEST_CASE("audit cluster: --write-reports writes what changed, kubectl reads it,
 TEST_CASE("audit cluster: without the PolicyReport CRD, --write-reports says what to do", "[audit][cluster]") {
   Cluster cluster;
   cluster.api.serve_policy_reports = false;
-  const CliRun r = cluster.audit({"--write-reports"});
+  const CliRun r = cluster.audit({"--write-reports", "--report-api", "wgpolicyk8s.io/v1alpha2"});
   INFO(describe(r));
   CHECK(r.code == 2);
   CHECK(r.err.find("PolicyReport CRD") != std::string::npos);

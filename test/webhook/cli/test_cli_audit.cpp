@@ -89,6 +89,33 @@ TEST_CASE("cli audit: -o policyreport prints one PolicyReport per namespace with
   CHECK(report["results"][0]["properties"]["pods"] == "2");
 }
 
+TEST_CASE("cli audit: -o openreports prints the same reports as OpenReports Reports", "[cli][audit]") {
+  TempFile input(kubectl_list().dump());
+  const CliRun wg = run_cli({"audit", "-p", kPolicy, "-o", "policyreport", input.path.string()});
+  const CliRun open = run_cli({"audit", "-p", kPolicy, "-o", "openreports", input.path.string()});
+  INFO(describe(open));
+  REQUIRE(open.code == 1);
+  const auto docs = YAML::LoadAll(open.out);
+  REQUIRE(docs.size() == 1);
+  json report = yaml_to_json(docs[0]);
+  CHECK(report["apiVersion"] == "openreports.io/v1alpha1");
+  CHECK(report["kind"] == "Report");
+  CHECK(report["source"] == "gpu-admission");
+  CHECK(report["metadata"]["namespace"] == "team-alpha");
+  // The same content as the PolicyReport (results' timestamps aside: each run has its own).
+  json policy_report = yaml_to_json(YAML::LoadAll(wg.out).at(0));
+  for (json* r : {&report, &policy_report}) {
+    r->erase("apiVersion");
+    r->erase("kind");
+    r->erase("source");
+    for (auto& result : (*r)["results"]) result.erase("timestamp");
+  }
+  CHECK(report == policy_report);
+  const CliRun bad = run_cli({"audit", "-p", kPolicy, "-o", "openreport", input.path.string()});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("policyreport or openreports") != std::string::npos);
+}
+
 TEST_CASE("cli audit: nothing violating exits 0; standard input is read", "[cli][audit]") {
   TempFile input("apiVersion: v1\nkind: Pod\nmetadata: {name: ok, namespace: sandbox}\nspec:\n"
                  "  containers: [{name: c, image: i}]\n");

@@ -292,3 +292,28 @@ TEST_CASE("check: -o policyreport, one PolicyReport per namespace", "[cli][check
     CHECK(reports[0]["results"][0]["resources"][0]["uid"] == "1234-abcd");
   }
 }
+
+TEST_CASE("check: -o openreports, the same reports as OpenReports Reports", "[cli][check][policyreport]") {
+  const CliRun wg = run_cli({"check", "-p", kPolicy, "-o", "policyreport", kManifests});
+  const CliRun open = run_cli({"check", "-p", kPolicy, "-o", "openreports", kManifests});
+  INFO(describe(open));
+  CHECK(open.code == wg.code);
+  std::vector<json> open_docs = cli_test::load_yaml_docs(open.out);
+  std::vector<json> wg_docs = cli_test::load_yaml_docs(wg.out);
+  REQUIRE(open_docs.size() == wg_docs.size());
+  REQUIRE(open_docs.size() >= 3);
+  for (size_t i = 0; i < open_docs.size(); ++i) {
+    CHECK(open_docs[i]["apiVersion"] == "openreports.io/v1alpha1");
+    CHECK(open_docs[i]["kind"] == "Report");
+    CHECK(open_docs[i]["source"] == "gpu-admission");
+    for (json* d : {&open_docs[i], &wg_docs[i]}) {
+      d->erase("apiVersion");
+      d->erase("kind");
+      d->erase("source");
+    }
+    CHECK(open_docs[i] == wg_docs[i]);
+  }
+  const CliRun bad = run_cli({"check", "-p", kPolicy, "-o", "openreport", kManifests});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("policyreport or openreports") != std::string::npos);
+}

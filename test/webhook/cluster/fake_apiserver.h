@@ -5,8 +5,9 @@
 // JSON as kubectl accepts it; /version says v1.32.0), paged lists (limit/continue,
 // cluster-wide and per namespace, a labelSelector, 410 Gone for expired continue tokens),
 // chunked watches with bookmarks, 410 Gone for expired resourceVersions, and single-object GETs. The default table holds the core
-// workloads, apps/v1, batch/v1, resource.k8s.io and the PolicyReport CRD
-// (wgpolicyk8s.io/v1alpha2), which is also written to (POST, PUT, DELETE); tests add custom
+// workloads, apps/v1, batch/v1, resource.k8s.io and the two report CRDs (wgpolicyk8s.io/v1alpha2's
+// PolicyReports, openreports.io/v1alpha1's Reports), which are also written to (POST, PUT,
+// DELETE) and checked against their schemas; tests add custom
 // resources with add_resource(). Fault injection: abrupt disconnects of the watches, slow
 // responses, objects the watches do not announce (a template created just before its pod), a
 // group that disappears (a CRD not installed), and stopping and restarting the server on the
@@ -72,6 +73,9 @@ std::vector<ResourceType> default_resources();
 // results[].result and .severity from their enums, the summary's counts integers, the types of
 // the other known fields; unknown fields of the report, its summary and results are dropped.
 std::vector<std::string> policy_report_problems(Json& report);
+// The OpenReports Report CRD's (openreports.io/v1alpha1): the same results and summary; at the
+// top also `source` (a string) and `configuration` (`limits` required: maxResults, statusFilter).
+std::vector<std::string> open_report_problems(Json& report);
 
 // One POST, PUT, PATCH or DELETE the server answered.
 struct WriteRequest {
@@ -149,6 +153,7 @@ class FakeApiServer {
   std::atomic<int> bookmark_ms{200};  // bookmark interval on watches
   std::atomic<bool> serve_dra{true};  // false: resource.k8s.io is not served (404, not discovered)
   std::atomic<bool> serve_policy_reports{true};  // false: wgpolicyk8s.io likewise
+  std::atomic<bool> serve_open_reports{true};    // false: openreports.io likewise
   size_t max_page = 1000;             // a list's limit is capped at this
 
   struct Counters {

@@ -33,6 +33,11 @@ ResourceType report(std::string resource, std::string kind, std::string short_na
           {}, true, policy_report_problems};
 }
 
+ResourceType open_report(std::string resource, std::string kind, std::string short_name, bool namespaced) {
+  return {"openreports.io", "v1alpha1", std::move(resource), std::move(kind), namespaced, {std::move(short_name)},
+          {}, true, open_report_problems};
+}
+
 // How Kubernetes orders versions (GA before beta before alpha, then the higher number first):
 // the larger rank is preferred. Names outside that scheme rank lowest.
 std::tuple<int, int, int> version_rank(std::string_view version) {
@@ -91,6 +96,8 @@ std::vector<ResourceType> default_resources() {
   }
   table.push_back(report("policyreports", "PolicyReport", "polr", true));
   table.push_back(report("clusterpolicyreports", "ClusterPolicyReport", "cpolr", false));
+  table.push_back(open_report("reports", "Report", "reps", true));
+  table.push_back(open_report("clusterreports", "ClusterReport", "creps", false));
   return table;
 }
 
@@ -145,7 +152,8 @@ const ResourceType* FakeApiServer::preferred_locked(const std::string& name) con
 }
 
 bool FakeApiServer::group_hidden(std::string_view group) const {
-  return (group == "resource.k8s.io" && !serve_dra) || (group == "wgpolicyk8s.io" && !serve_policy_reports);
+  return (group == "resource.k8s.io" && !serve_dra) || (group == "wgpolicyk8s.io" && !serve_policy_reports) ||
+         (group == "openreports.io" && !serve_open_reports);
 }
 
 // Answers the discovery paths (true), 404 for those of groups or versions not served.

@@ -1,7 +1,10 @@
-// The PolicyReport CRD's schema (wgpolicyk8s.io/v1alpha2) as the fake API server checks it
-// (policy_report_problems in fake_apiserver.h): the fields of the report, its summary, results,
-// their timestamps and object references, each with its type, whether it is required and the
-// values of an enum; unknown and null fields dropped, as the real server prunes them.
+// The report CRDs' schemas as the fake API server checks them (policy_report_problems and
+// open_report_problems in fake_apiserver.h): wgpolicyk8s.io/v1alpha2's PolicyReport and
+// openreports.io/v1alpha1's Report (github.com/openreports/reports-api, config/crd), which share
+// their summary and results and differ at the top (OpenReports adds `source` and
+// `configuration`). The fields of the report, its summary, results, their timestamps and object
+// references, each with its type, whether it is required and the values of an enum; unknown and
+// null fields dropped, as the real server prunes them.
 #include <algorithm>
 #include <string_view>
 
@@ -25,6 +28,14 @@ const std::vector<FieldRule> kReportFields = {
     {"apiVersion", FieldType::String}, {"kind", FieldType::String},       {"metadata", FieldType::Object},
     {"results", FieldType::Array},     {"scope", FieldType::Object},      {"scopeSelector", FieldType::Object},
     {"summary", FieldType::Object}};
+// OpenReports' Report: the same, with the engine named at the top and an optional contract on
+// what the report holds.
+const std::vector<FieldRule> kOpenReportFields = {
+    {"apiVersion", FieldType::String}, {"kind", FieldType::String},       {"metadata", FieldType::Object},
+    {"results", FieldType::Array},     {"scope", FieldType::Object},      {"scopeSelector", FieldType::Object},
+    {"summary", FieldType::Object},    {"source", FieldType::String},     {"configuration", FieldType::Object}};
+const std::vector<FieldRule> kConfigurationFields = {{"limits", FieldType::Object, true}};
+const std::vector<FieldRule> kLimitsFields = {{"maxResults", FieldType::Integer}, {"statusFilter", FieldType::Array}};
 const std::vector<FieldRule> kSummaryFields = {{"error", FieldType::Integer}, {"fail", FieldType::Integer},
                                                {"pass", FieldType::Integer},  {"skip", FieldType::Integer},
                                                {"warn", FieldType::Integer}};
@@ -137,14 +148,29 @@ void check_result(Json& result, const std::string& path, Problems& problems) {
   check_items(result, "resources", kReferenceFields, path, problems);
 }
 
+// What both report kinds share below the top.
+void check_report_body(Json& report, Problems& problems) {
+  check_object(report, "summary", kSummaryFields, "", problems);
+  check_object(report, "scope", kReferenceFields, "", problems);
+  check_items(report, "results", kResultFields, "", problems, check_result);
+}
+
 }  // namespace
 
 std::vector<std::string> policy_report_problems(Json& report) {
   Problems problems;
   check_fields(report, kReportFields, "", problems);
-  check_object(report, "summary", kSummaryFields, "", problems);
-  check_object(report, "scope", kReferenceFields, "", problems);
-  check_items(report, "results", kResultFields, "", problems, check_result);
+  check_report_body(report, problems);
+  return problems;
+}
+
+std::vector<std::string> open_report_problems(Json& report) {
+  Problems problems;
+  check_fields(report, kOpenReportFields, "", problems);
+  check_object(report, "configuration", kConfigurationFields, "", problems);
+  if (report.contains("configuration") && report["configuration"].is_object())
+    check_object(report["configuration"], "limits", kLimitsFields, "configuration", problems);
+  check_report_body(report, problems);
   return problems;
 }
 

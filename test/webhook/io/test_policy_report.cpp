@@ -112,3 +112,35 @@ TEST_CASE("policy report: names are bounded like messages, a Kubernetes name who
   CHECK(report["results"][1]["resources"][0]["name"] == std::string(256, 'a') + "\u2026 (1.4 MB)");
   CHECK(report.dump().size() < 4096);
 }
+
+TEST_CASE("policy report: the same content as an OpenReports Report; report APIs by name", "[io][policyreport]") {
+  using gpu_admission::webhook::ReportApi;
+  using gpu_admission::webhook::report_api_info;
+  using gpu_admission::webhook::report_api_named;
+  const std::vector<ReportSubject> subjects = {
+      pod("clean", {}), pod("bad", {finding(RuleId::Privileged, Action::Deny), finding(RuleId::TenantLabel, Action::Warn)})};
+  PolicyReportOptions options;
+  options.timestamp_seconds = 1'700'000'000;
+  Json wg = policy_report("team-a", subjects, options);
+  options.api = ReportApi::OpenReports;
+  Json open = policy_report("team-a", subjects, options);
+  CHECK(open["apiVersion"] == "openreports.io/v1alpha1");
+  CHECK(open["kind"] == "Report");
+  CHECK(open["source"] == "gpu-admission");
+  CHECK(open["results"][0]["source"] == "gpu-admission");
+  CHECK_FALSE(wg.contains("source"));
+  // Apart from the type and the report's source, the two are the same.
+  open.erase("source");
+  for (Json* r : {&wg, &open}) {
+    r->erase("apiVersion");
+    r->erase("kind");
+  }
+  CHECK(open == wg);
+
+  CHECK(report_api_named("openreports.io/v1alpha1") == ReportApi::OpenReports);
+  CHECK(report_api_named("wgpolicyk8s.io/v1alpha2") == ReportApi::WgPolicy);
+  for (const char* wrong : {"openreports.io", "openreports", "wgpolicyk8s.io/v1beta1", "OpenReports.io/v1alpha1", ""})
+    CHECK_FALSE(report_api_named(wrong));
+  CHECK(report_api_info(ReportApi::OpenReports).resource == "reports");
+  CHECK(report_api_info(ReportApi::WgPolicy).resource == "policyreports");
+}
