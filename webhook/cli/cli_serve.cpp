@@ -31,6 +31,7 @@
 #include "webhook/ops/logger.h"
 #include "webhook/ops/build_info.h"
 #include "webhook/ops/metrics.h"
+#include "webhook/io/policy_configmap.h"
 #include "webhook/io/policy_file.h"
 #include "webhook/ops/policy_holder.h"
 #include "webhook/ops/rollout_log.h"
@@ -220,6 +221,19 @@ std::unique_ptr<cluster::ClusterState> start_cluster_state(const ServeOptions& o
               "readyz waits for the first complete lists",
               {{"source", source}, {"server", server}});
   return state;
+}
+
+// /validate of the policy ConfigMap: its policy checked as `policy lint` checks a file.
+PolicyChecker policy_configmap_checker(const ServeOptions& options) {
+  return [enforcement = options.policy_load.enforcement](std::string_view object) {
+    ConfigMapPolicyCheck checked = check_configmap_policy(object, {unix_now(), enforcement});
+    PolicyCheck out;
+    out.errors = std::move(checked.errors);
+    out.warnings = std::move(checked.warnings);
+    out.key = std::move(checked.key);
+    if (checked.load.ok()) out.policy = checked.load.policy->name();
+    return out;
+  };
 }
 
 const char* kSelfSignedSource = "self-signed localhost certificate (in memory)";
@@ -468,6 +482,7 @@ int run_serve(const Args& args) {
       start_cluster_state(options, metrics, logger, cluster_exit_code);
   if (cluster_exit_code != 0) return cluster_exit_code;
   AdmissionService admission(policies, &metrics, &logger);
+  admission.set_policy_checker(policy_configmap_checker(options));
   if (cluster_state) {
     // Claims, namespace labels and reserved pods, one lookup deadline per review.
     admission.set_facts_provider(cluster_state.get());

@@ -47,6 +47,12 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
              (request.sub_resource.empty() ? "" : "/" + std::string(request.sub_resource)) + " without judging it";
     return;
   }
+  if (plan == Plan::CheckPolicy) {
+    r.status = OfflineResult::Status::Skipped;
+    r.note = "a ConfigMap is judged by no rule (/validate checks the policy one carrying the gpu-admission.io/policy "
+             "label holds: lint it with `gpu-admission policy lint FILE`)";
+    return;
+  }
   ReviewScratch scratch;
   scratch.describe_gpus = true;
   if (auto err = decide_review(policy, Endpoint::Validate, plan, request, target, scratch, r.decision, facts)) {

@@ -27,9 +27,9 @@ namespace gpu_admission::webhook::metrics_detail {
 inline constexpr std::array<std::string_view, 2> kEndpoints = {"validate", "mutate"};
 inline constexpr std::array<std::string_view, 6> kOperations = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown",
                                                                 "other"};
-inline constexpr std::array<std::string_view, 11> kKinds = {
-    "Pod",     "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
-    "Job",     "CronJob",    "EphemeralContainers", "unknown", "other"};
+inline constexpr std::array<std::string_view, 12> kKinds = {
+    "Pod",     "Deployment", "StatefulSet",         "DaemonSet", "ReplicaSet", "ReplicationController",
+    "Job",     "CronJob",    "EphemeralContainers", "ConfigMap", "unknown",    "other"};
 inline constexpr std::array<std::string_view, 8> kDecisions = {"allowed", "denied", "warned", "audited", "patched",
                                                                "exempt",  "error",  "other"};
 inline constexpr std::array<std::string_view, 2> kDryRun = {"false", "true"};
