@@ -91,6 +91,7 @@ std::vector<ResourceType> default_resources() {
   }
   table.push_back(report("policyreports", "PolicyReport", "polr", true));
   table.push_back(report("clusterpolicyreports", "ClusterPolicyReport", "cpolr", false));
+  for (ResourceType& type : admission_resources()) table.push_back(std::move(type));
   return table;
 }
 
