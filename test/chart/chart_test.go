@@ -481,7 +481,9 @@ func checkDeployment(t *testing.T, res *Result) {
 			tlsVol = name
 		}
 	}
-	if policyVol == "" || tlsVol == "" {
+	if selfManaged(c) {
+		checkSelfManagedDeployment(t, res, c, tlsVol) // no Secret is mounted
+	} else if policyVol == "" || tlsVol == "" {
 		t.Fatalf("want a ConfigMap and a Secret volume, got %v", vols)
 	}
 	cm := one(t, res, "ConfigMap")
@@ -491,6 +493,9 @@ func checkDeployment(t *testing.T, res *Result) {
 		t.Errorf("--policy %s is not a key of the ConfigMap mounted at %s", policyArg, mounts[policyVol])
 	}
 	for _, f := range []string{"--tls-cert", "--tls-key"} {
+		if selfManaged(c) {
+			break
+		}
 		if a := argValue(t, c, f); filepath.Dir(a) != mounts[tlsVol] {
 			t.Errorf("%s %s is not in the Secret mounted at %s", f, a, mounts[tlsVol])
 		}
@@ -595,7 +600,7 @@ func checkNetworkPolicy(t *testing.T, res *Result) {
 	// Egress: none with cluster state off; with it on, only the API server's ports.
 	if types := strs(np, "spec", "policyTypes"); len(types) == 2 {
 		egress := list(np, "spec", "egress")
-		if argValue(t, c, "--cluster") == "off" {
+		if argValue(t, c, "--cluster") == "off" && !selfManaged(c) {
 			expectEq(t, "egress with --cluster off", len(egress), 0)
 		} else {
 			var egressPorts []float64
@@ -707,6 +712,11 @@ func checkWebhooks(t *testing.T, res *Result, want webhookWant) []string {
 		}
 		for _, h := range hooks {
 			name := str(h, "name")
+			if name == policyWebhookName {
+				checkPolicyWebhook(t, res, h, want)
+				bundles = append(bundles, str(h, "clientConfig", "caBundle"))
+				continue
+			}
 			if strings.Count(name, ".") < 2 {
 				t.Errorf("%s webhook name %q is not fully qualified", kind, name)
 			}
@@ -871,16 +881,18 @@ func checkServingCert(t *testing.T, data map[string]string, cas []*x509.Certific
 
 func TestDefaultValues(t *testing.T) {
 	res := mustRender(t, Options{})
+	// Self-managed certificates: no Secret is rendered, a Role and a ClusterRole grant its writes.
 	expectEq(t, "kinds (hooks aside)", kinds(withoutHooks(res)), []string{
-		"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "MutatingWebhookConfiguration", "NetworkPolicy",
-		"PodDisruptionBudget", "ResourceQuota", "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
+		"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "ConfigMap", "Deployment",
+		"MutatingWebhookConfiguration", "NetworkPolicy", "PodDisruptionBudget", "ResourceQuota", "Role", "RoleBinding",
+		"Service", "ServiceAccount", "ValidatingWebhookConfiguration",
 	})
 	checkMetadata(t, res, testRelease, testNamespace)
 	checkDeployment(t, res)
 	checkNetworkPolicy(t, res)
 	expectEq(t, "PDB minAvailable", get(one(t, res, "PodDisruptionBudget"), "spec", "minAvailable"), float64(1))
 	bundles := checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
-	checkGeneratedCertificates(t, res, "gpu-admission", testNamespace, bundles)
+	checkSelfManaged(t, res, "gpu-admission", testNamespace, bundles)
 
 	// Install order: the webhook configurations come after the Deployment.
 	var order []string
@@ -903,9 +915,10 @@ func TestDefaultValues(t *testing.T) {
 }
 
 func TestEveryRenderIsDifferentButConsistent(t *testing.T) {
-	// `helm template` has no cluster: each render generates a new CA, consistent within itself.
-	a := mustRender(t, Options{})
-	b := mustRender(t, Options{})
+	// `helm template` has no cluster: in generate mode each render generates a new CA, consistent
+	// within itself.
+	a := mustRender(t, generateMode())
+	b := mustRender(t, generateMode())
 	ca := stringMap(get(one(t, a, "Secret"), "data"))["ca.crt"]
 	cb := stringMap(get(one(t, b, "Secret"), "data"))["ca.crt"]
 	if ca == cb {
@@ -1331,23 +1344,23 @@ func secretLookup(secret obj) func(string, string, string, string) (map[string]i
 }
 
 func TestUpgradeKeepsTheCertificate(t *testing.T) {
-	first := mustRender(t, Options{})
+	first := mustRender(t, generateMode())
 	secret := one(t, first, "Secret")
 	old := stringMap(get(secret, "data"))
 
-	up := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret)})
+	up := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret), Values: generateMode().Values})
 	expectEq(t, "Secret data after upgrade", stringMap(get(one(t, up, "Secret"), "data")), old)
 	bundles := checkWebhooks(t, up, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	checkGeneratedCertificates(t, up, "gpu-admission", testNamespace, bundles)
 }
 
 func TestRotateTrustsBothCAs(t *testing.T) {
-	first := mustRender(t, Options{})
+	first := mustRender(t, generateMode())
 	secret := one(t, first, "Secret")
 	old := stringMap(get(secret, "data"))
 	oldCA := decodePEMCerts(t, "old ca.crt", old["ca.crt"])[0]
 
-	rot := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret), Values: []map[string]interface{}{vals(t, "certificates: {generate: {rotate: true}}")}})
+	rot := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret), Values: []map[string]interface{}{vals(t, "certificates: {mode: generate, generate: {rotate: true}}")}})
 	data := stringMap(get(one(t, rot, "Secret"), "data"))
 	if data["ca.crt"] == old["ca.crt"] || data["tls.crt"] == old["tls.crt"] {
 		t.Fatalf("rotate kept the old certificate")
@@ -1390,7 +1403,7 @@ func TestExternalMode(t *testing.T) {
 }
 
 func TestReleaseNameAndNamespace(t *testing.T) {
-	res := mustRender(t, Options{ReleaseName: "acme", Namespace: "gpu-system", Values: []map[string]interface{}{vals(t, "webhooks: {excludedNamespaces: [cert-manager, kube-system]}")}})
+	res := mustRender(t, Options{ReleaseName: "acme", Namespace: "gpu-system", Values: []map[string]interface{}{vals(t, "webhooks: {excludedNamespaces: [cert-manager, kube-system]}"), generateMode().Values[0]}})
 	checkMetadata(t, res, "acme", "gpu-system")
 	checkDeployment(t, res)
 	bundles := checkWebhooks(t, res, webhookWant{namespace: "gpu-system", service: "acme-gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5, extraExcluded: []string{"cert-manager"}})
@@ -1401,7 +1414,7 @@ func TestReleaseNameAndNamespace(t *testing.T) {
 
 	res = mustRender(t, Options{ReleaseName: "gpu-admission-prod", Namespace: "ops"})
 	expectEq(t, "Service name (release name contains the chart name)", str(one(t, res, "Service"), "metadata", "name"), "gpu-admission-prod")
-	res = mustRender(t, Options{ReleaseName: "x", Namespace: "ops", Values: []map[string]interface{}{vals(t, "fullnameOverride: admission")}})
+	res = mustRender(t, Options{ReleaseName: "x", Namespace: "ops", Values: []map[string]interface{}{vals(t, "fullnameOverride: admission"), generateMode().Values[0]}})
 	bundles = checkWebhooks(t, res, webhookWant{namespace: "ops", service: "admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	checkGeneratedCertificates(t, res, "admission", "ops", bundles)
 }
@@ -1419,6 +1432,9 @@ func TestDisablingTheMutatingWebhook(t *testing.T) {
 func TestExtraWorkloadKinds(t *testing.T) {
 	res := renderValues(t, "{}")
 	for _, h := range list(one(t, res, "ValidatingWebhookConfiguration"), "webhooks") {
+		if str(h, "name") == policyWebhookName {
+			continue // the policy ConfigMap's (certs_test.go)
+		}
 		expectEq(t, "default rules", flattenRules(t, list(h, "rules")), wantValidating(t, res))
 	}
 	on := renderValues(t, `webhooks:
@@ -1436,6 +1452,9 @@ func TestExtraWorkloadKinds(t *testing.T) {
 		"ray.io/v1/rayclusters:CREATE", "ray.io/v1/rayclusters:UPDATE")
 	sort.Strings(want)
 	for _, h := range list(one(t, on, "ValidatingWebhookConfiguration"), "webhooks") {
+		if str(h, "name") == policyWebhookName {
+			continue
+		}
 		expectEq(t, "rules with ML kinds", flattenRules(t, list(h, "rules")), want)
 	}
 	for _, h := range list(one(t, on, "MutatingWebhookConfiguration"), "webhooks") {
@@ -1510,11 +1529,12 @@ func TestNetworkPolicySources(t *testing.T) {
 	expectEq(t, "policyTypes", strs(np, "spec", "policyTypes"), []string{"Ingress"})
 	def := one(t, mustRender(t, Options{}), "NetworkPolicy")
 	expectEq(t, "default policyTypes", strs(def, "spec", "policyTypes"), []string{"Ingress", "Egress"})
-	// Default (cluster: auto): egress only to the API server's ports; with cluster: off, none.
+	// Default (cluster: auto): egress only to the API server's ports; with cluster: off and
+	// certificates not self-managed, none.
 	if e, ok := get(def, "spec", "egress").([]interface{}); !ok || len(e) != 1 || len(list(e[0], "to")) != 0 {
 		t.Errorf("default egress = %v, want one rule for the API server", get(def, "spec", "egress"))
 	}
-	off := one(t, renderValues(t, "cluster: \"off\""), "NetworkPolicy")
+	off := one(t, renderValues(t, "cluster: \"off\"\ncertificates: {mode: generate}"), "NetworkPolicy")
 	if e, ok := get(off, "spec", "egress").([]interface{}); !ok || len(e) != 0 {
 		t.Errorf("egress with cluster off = %v, want []", get(off, "spec", "egress"))
 	}
@@ -1636,11 +1656,11 @@ func TestDeployManifestsAreUpToDate(t *testing.T) {
 		}
 	}
 	hooks := files["webhooks.yaml"]
-	if n := strings.Count(hooks, "caBundle: ${CA_BUNDLE}"); n != 2 {
-		t.Errorf("deploy/webhooks.yaml has %d caBundle placeholders, want 2", n)
+	if n := strings.Count(hooks, "caBundle: ${CA_BUNDLE}"); n != 3 {
+		t.Errorf("deploy/webhooks.yaml has %d caBundle placeholders, want 3 (policy, validate, mutate)", n)
 	}
 	// With the placeholder filled in, the plain manifests pass the same checks as the chart.
-	ca := mustRender(t, Options{})
+	ca := mustRender(t, generateMode())
 	bundle := stringMap(get(one(t, ca, "Secret"), "data"))["ca.crt"]
 	var ms []Manifest
 	for _, name := range []string{"gpu-admission.yaml", "policy-configmap.yaml", "webhooks.yaml"} {
@@ -1694,7 +1714,7 @@ func TestServeAcceptsTheChartsFlags(t *testing.T) {
 // it the way the API server does: TLS verified against the caBundle for NAME.NS.svc.
 func TestServeWithTheRenderedChart(t *testing.T) {
 	bin := binary(t)
-	res := mustRender(t, Options{})
+	res := mustRender(t, generateMode()) // the certificate rendered, mounted as the Secret would be
 	dir := t.TempDir()
 	mounts := map[string]string{"/etc/gpu-admission/policy": filepath.Join(dir, "policy"), "/etc/gpu-admission/tls": filepath.Join(dir, "tls")}
 	for _, d := range mounts {
@@ -1788,6 +1808,8 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 		t.Errorf("POST /validate of a privileged pod: HTTP %d %s", resp.StatusCode, body)
 	}
 
+	checkServedPolicyConfigMap(t, client, base, res)
+
 	if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)); err != nil {
 		t.Errorf("GET /metrics: %v", err)
 	} else {
@@ -1818,8 +1840,9 @@ func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 	t.Helper()
 	mode := argValue(t, c, "--cluster")
 	on := mode != "off"
-	expectEq(t, "pod automountServiceAccountToken", get(spec, "automountServiceAccountToken"), on)
+	expectEq(t, "pod automountServiceAccountToken", get(spec, "automountServiceAccountToken"), on || selfManaged(c))
 	res = withoutHooks(res) // the pre-delete hook has a grant of its own (gpucluster_test.go)
+	res = withoutCertsRBAC(res) // self-managed certificates have theirs (certs_test.go)
 	roles, bindings := all(res, "ClusterRole"), all(res, "ClusterRoleBinding")
 	if !on {
 		if len(roles)+len(bindings)+len(all(res, "Role"))+len(all(res, "RoleBinding")) != 0 {
