@@ -26,6 +26,17 @@ spec:
       namespaces: [team-alpha]
 )";
 
+// Valid, and lint has nothing to say about it.
+constexpr const char* kCleanPolicy = R"(apiVersion: gpu-admission.io/v1alpha1
+kind: GpuAdmissionPolicy
+metadata: {name: clean}
+spec:
+  pools:
+    - {name: a100, nodeSelector: {pool: a100}, trust: adversarial, gpuModel: A100, sharing: none}
+  tenants:
+    - {name: alpha, pools: [a100], defaultPool: a100, namespaces: [team-alpha]}
+)";
+
 // Valid, with two lint warnings: every namespace exempt, and gpu-cap not denying (a long one).
 constexpr const char* kWarnedPolicy = R"(apiVersion: gpu-admission.io/v1alpha1
 kind: GpuAdmissionPolicy
@@ -76,7 +87,7 @@ TEST_CASE("policy ConfigMap: a valid policy is allowed, CREATE and UPDATE", "[ad
   PolicyFixture f;
   for (const char* operation : {"CREATE", "UPDATE"}) {
     INFO(operation);
-    const json out = call(f, wh::Endpoint::Validate, configmap_review(configmap(kPolicy), operation));
+    const json out = call(f, wh::Endpoint::Validate, configmap_review(configmap(kCleanPolicy), operation));
     CHECK(out["response"]["allowed"] == true);
     CHECK_FALSE(out["response"].contains("warnings"));
     CHECK_FALSE(out["response"].contains("patch"));

@@ -35,7 +35,7 @@ spec:
   pools:
     - {name: a100, nodeSelector: {pool: a100}, trust: adversarial, gpuModel: A100, sharing: none}
   tenants:
-    - {name: alpha, pools: [a100], namespaces: [team-alpha]}
+    - {name: alpha, pools: [a100], defaultPool: a100, namespaces: [team-alpha]}
 )";
 
 std::string review(const std::string& uid, const std::string& policy, bool labelled,
