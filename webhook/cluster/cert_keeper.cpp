@@ -29,8 +29,13 @@ CertKeeper::CertKeeper(KubeConfig config, CertKeeperOptions options, Install ins
 
 CertKeeper::~CertKeeper() { stop(); }
 
+bool CertKeeper::init(std::string& error) {
+  if (!client_ready_) client_ready_ = client_.init(error);
+  return client_ready_;
+}
+
 bool CertKeeper::start(std::string& error) {
-  if (!client_.init(error)) return false;
+  if (!init(error)) return false;
   thread_ = std::thread([this] { run(); });
   return true;
 }

@@ -52,8 +52,10 @@ class CertKeeper {
   CertKeeper(const CertKeeper&) = delete;
   CertKeeper& operator=(const CertKeeper&) = delete;
 
-  // Checks the API client (CA bundle, credentials) and starts the keeper's thread; false with
-  // `error` set when the client cannot be used.
+  // Readies the API client (CA bundle, credentials); false with `error` set when it cannot be
+  // used. start() calls it; a test driving sync() itself calls it first.
+  bool init(std::string& error);
+  // init() unless done, then starts the keeper's thread.
   bool start(std::string& error);
   void stop();
 
@@ -79,6 +81,7 @@ class CertKeeper {
   std::string secret_ref() const { return options_.ns + "/" + options_.secret_name; }
 
   KubeClient client_;
+  bool client_ready_ = false;  // init() succeeded
   CertKeeperOptions options_;
   Install install_;
   Metrics* metrics_;

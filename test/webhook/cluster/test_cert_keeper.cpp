@@ -69,7 +69,10 @@ std::unique_ptr<cl::CertKeeper> keeper_for(const FakeApiServer& api, Installed& 
     installed.serials.push_back(material.serial());
     return true;
   };
-  return std::make_unique<cl::CertKeeper>(config_for(api), keeper_options(), install, metrics, logger);
+  auto keeper = std::make_unique<cl::CertKeeper>(config_for(api), keeper_options(), install, metrics, logger);
+  std::string error;
+  REQUIRE(keeper->init(error));
+  return keeper;
 }
 
 std::string secret_data(const FakeApiServer& api, const char* key) {

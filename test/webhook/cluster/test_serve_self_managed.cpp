@@ -84,9 +84,12 @@ bool verifies(int port, const std::string& ca_bundle, const std::string& host) {
 // Every caBundle of both configurations, decoded.
 std::vector<std::string> bundles(const FakeApiServer& api) {
   std::vector<std::string> out;
-  for (const char* resource : {"validatingwebhookconfigurations", "mutatingwebhookconfigurations"})
-    for (const auto& hook : api.stored(resource, "", "gpu-admission")["webhooks"])
+  for (const char* resource : {"validatingwebhookconfigurations", "mutatingwebhookconfigurations"}) {
+    const Json configuration = api.stored(resource, "", "gpu-admission");  // outlives the loop below
+    if (!configuration.is_object()) continue;
+    for (const auto& hook : configuration["webhooks"])
       out.push_back(cl::decode_base64(hook["clientConfig"].value("caBundle", "")).value_or(""));
+  }
   return out;
 }
 
