@@ -250,6 +250,25 @@ PolicyChecker policy_configmap_checker(const ServeOptions& options) {
   };
 }
 
+// The keeper of `--certs self-managed` (null in the other modes), installing into `*serving`;
+// exit_code is set when it cannot be made.
+std::unique_ptr<cluster::CertKeeper> cert_keeper_for(const ServeOptions& options, HttpsServer* const& serving,
+                                                     Logger& logger, Metrics& metrics, int& exit_code) {
+  exit_code = 0;
+  if (options.certs.mode != CertsMode::SelfManaged) return nullptr;
+  const auto kube = cluster::KubeConfigOptions::from_environment(options.kubeconfig_path, options.context);
+  return make_cert_keeper(options.certs, kube, serving, logger, metrics, exit_code);
+}
+
+// /readyz's extra conditions: the self-managed certificate served, then cluster state in step.
+std::function<std::string()> extra_readiness(const cluster::ClusterState* state, const cluster::CertKeeper* keeper) {
+  if (!state && !keeper) return nullptr;
+  return [state, keeper] {
+    std::string reason = keeper ? keeper->not_ready_reason() : std::string();
+    return reason.empty() && state ? state->not_ready_reason() : reason;
+  };
+}
+
 const char* kSelfSignedSource = "self-signed localhost certificate (in memory)";
 const char* kPlaceholderSource = "placeholder until the self-managed certificate is loaded (in memory)";
 
@@ -502,22 +521,13 @@ int run_serve(const Args& args) {
       start_cluster_state(options, metrics, logger, cluster_exit_code);
   if (cluster_exit_code != 0) return cluster_exit_code;
   HttpsServer* serving = nullptr;  // the self-managed certificates are installed into it once it exists
-  std::unique_ptr<cluster::CertKeeper> cert_keeper;
-  if (options.certs.mode == CertsMode::SelfManaged) {
-    cert_keeper = make_cert_keeper(options.certs, cluster::KubeConfigOptions::from_environment(options.kubeconfig_path,
-                                                                                             options.context),
-                                   serving, logger, metrics, exit_code);
-    if (!cert_keeper) return exit_code;
-  }
+  const std::unique_ptr<cluster::CertKeeper> cert_keeper = cert_keeper_for(options, serving, logger, metrics, exit_code);
+  if (exit_code != 0) return exit_code;
   AdmissionService admission(policies, &metrics, &logger);
   admission.set_policy_checker(policy_configmap_checker(options));
   // Claims, namespace labels and reserved pods, one lookup deadline per review.
   if (cluster_state) admission.set_facts_provider(cluster_state.get());
-  if (cluster_state || cert_keeper)
-    options.server.extra_readiness = [state = cluster_state.get(), keeper = cert_keeper.get()] {
-      std::string reason = keeper ? keeper->not_ready_reason() : std::string();
-      return reason.empty() && state ? state->not_ready_reason() : reason;
-    };
+  options.server.extra_readiness = extra_readiness(cluster_state.get(), cert_keeper.get());
   HttpsServer server(options.server, admission, policies, &metrics, &logger);
   server.set_identity(identity);
   if (std::string error; !server.start(error)) return startup_error(error, 1, {{"error", error}});
