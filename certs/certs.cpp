@@ -1,6 +1,8 @@
 // Certificate generation, inspection and writing (see certs.h). OpenSSL objects are held in
 // unique_ptrs; OpenSSL's per-thread error queue is drained into the returned error strings.
 #include "certs/certs.h"
+#include "certs/authority.h"
+#include "certs/openssl_util.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,169 +28,15 @@
 namespace gpu_admission::certs {
 namespace {
 
-template <auto Free>
-struct Deleter {
-  template <class T>
-  void operator()(T* p) const { Free(p); }
-};
-using PKeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free_all>>;
-using BnPtr = std::unique_ptr<BIGNUM, Deleter<BN_free>>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
-
-constexpr long kBackdateSeconds = 5 * 60;  // tolerate clocks a little behind ours
-constexpr std::size_t kMaxCommonName = 64;  // ub-common-name (RFC 5280)
-
-// `what`, followed by the reasons OpenSSL queued on this thread (the queue is emptied).
-std::string openssl_error(std::string_view what) {
-  std::string out(what);
-  const char* sep = ": ";
-  while (unsigned long code = ERR_get_error()) {
-    const char* reason = ERR_reason_error_string(code);
-    char buf[256];
-    if (reason == nullptr) {
-      ERR_error_string_n(code, buf, sizeof buf);
-      reason = buf;
-    }
-    out += sep;
-    out += reason;
-    sep = "; ";
-  }
-  return out;
-}
+using namespace detail;
 
 std::string errno_message(int err) { return std::generic_category().message(err); }
-
-BioPtr memory_bio(std::string_view data) {
-  if (data.size() > static_cast<std::size_t>(INT_MAX)) return nullptr;
-  return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
-}
-
-std::string bio_contents(BIO* bio) {
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio, &data);
-  return len > 0 ? std::string(data, static_cast<std::size_t>(len)) : std::string();
-}
-
-// Never prompt for a passphrase: encrypted keys are refused instead.
-int no_passphrase(char*, int, int, void*) { return -1; }
-
-X509Ptr parse_cert(std::string_view pem, std::string& error) {
-  ERR_clear_error();
-  BioPtr bio = memory_bio(pem);
-  X509Ptr cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, no_passphrase, nullptr) : nullptr);
-  if (!cert) error = openssl_error("no PEM certificate found");
-  return cert;
-}
-
-PKeyPtr parse_key(std::string_view pem, std::string& error) {
-  ERR_clear_error();
-  if (pem.find("ENCRYPTED") != std::string_view::npos) {
-    error = "encrypted private keys are not supported";
-    return nullptr;
-  }
-  BioPtr bio = memory_bio(pem);
-  PKeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr) : nullptr);
-  if (!key) error = openssl_error("no PEM private key found");
-  return key;
-}
-
-std::int64_t asn1_to_unix(const ASN1_TIME* time, bool& ok) {
-  struct tm tm {};
-  ok = ASN1_TIME_to_tm(time, &tm) == 1;
-  return ok ? static_cast<std::int64_t>(timegm(&tm)) : 0;
-}
-
-PKeyPtr new_p256_key() { return PKeyPtr(EVP_EC_gen("P-256")); }
-
-// A positive random serial of 128 bits.
-bool set_random_serial(X509* cert) {
-  unsigned char bytes[16];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) return false;
-  bytes[15] |= 1;  // never zero
-  BnPtr bn(BN_bin2bn(bytes, sizeof bytes, nullptr));
-  return bn && BN_to_ASN1_INTEGER(bn.get(), X509_get_serialNumber(cert)) != nullptr;
-}
-
-struct Extension {
-  int nid;
-  std::string value;  // OpenSSL config syntax, e.g. "critical,CA:TRUE"
-};
-
-// What one certificate should contain; `issuer`/`issuer_key` null means self-signed.
-struct CertSpec {
-  std::string common_name;
-  EVP_PKEY* key = nullptr;  // the subject's key (public part is certified)
-  X509* issuer = nullptr;
-  EVP_PKEY* issuer_key = nullptr;
-  std::time_t now = 0;
-  int days = kDefaultDays;
-  std::vector<Extension> extensions;
-};
-
-X509Ptr build_cert(const CertSpec& spec, std::string& error) {
-  X509Ptr cert(X509_new());
-  auto fail = [&](std::string_view what) {
-    error = openssl_error(what);
-    return nullptr;
-  };
-  if (!cert || X509_set_version(cert.get(), X509_VERSION_3) != 1) return fail("creating a certificate");
-  if (!set_random_serial(cert.get())) return fail("choosing a serial number");
-
-  X509_NAME* subject = X509_get_subject_name(cert.get());
-  const auto* cn = reinterpret_cast<const unsigned char*>(spec.common_name.c_str());
-  if (X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, cn, -1, -1, 0) != 1)
-    return fail("setting the subject");
-  X509_NAME* issuer_name = spec.issuer ? X509_get_subject_name(spec.issuer) : subject;
-  if (X509_set_issuer_name(cert.get(), issuer_name) != 1) return fail("setting the issuer");
-
-  if (!ASN1_TIME_adj(X509_getm_notBefore(cert.get()), spec.now, 0, -kBackdateSeconds) ||
-      !ASN1_TIME_adj(X509_getm_notAfter(cert.get()), spec.now, spec.days, 0))
-    return fail("setting the validity period");
-  if (X509_set_pubkey(cert.get(), spec.key) != 1) return fail("setting the public key");
-
-  // Extensions in order: subjectKeyIdentifier is added before authorityKeyIdentifier needs it.
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, spec.issuer ? spec.issuer : cert.get(), cert.get(), nullptr, nullptr, 0);
-  for (const Extension& ext : spec.extensions) {
-    ExtPtr made(X509V3_EXT_conf_nid(nullptr, &ctx, ext.nid, ext.value.c_str()));
-    if (!made || X509_add_ext(cert.get(), made.get(), -1) != 1)
-      return fail(std::string("adding extension ") + OBJ_nid2sn(ext.nid));
-  }
-
-  EVP_PKEY* signer = spec.issuer_key ? spec.issuer_key : spec.key;
-  if (X509_sign(cert.get(), signer, EVP_sha256()) <= 0) return fail("signing the certificate");
-  return cert;
-}
-
-std::string cert_to_pem(X509* cert, std::string& error) {
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_X509(bio.get(), cert) != 1) {
-    error = openssl_error("encoding a certificate");
-    return {};
-  }
-  return bio_contents(bio.get());
-}
-
-// PKCS#8 ("BEGIN PRIVATE KEY"), unencrypted.
-std::string key_to_pem(EVP_PKEY* key, std::string& error) {
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
-    error = openssl_error("encoding a private key");
-    return {};
-  }
-  return bio_contents(bio.get());
-}
 
 KeyPair pair_error(std::string error) {
   KeyPair failed;
   failed.error = std::move(error);
   return failed;
 }
-
-std::time_t resolve_now(std::time_t now) { return now != 0 ? now : std::time(nullptr); }
 
 // Writes all of `data` to `fd`, retrying short writes; false with errno set on failure.
 bool write_all(int fd, std::string_view data) {
@@ -256,57 +104,20 @@ ServingBundle generate_serving_bundle(const ServingOptions& options) {
   if (options.days < 1 || options.days > kMaxDays)
     return fail("days must be between 1 and " + std::to_string(kMaxDays));
 
-  ERR_clear_error();
+  // The CA signs the serving certificate and is forgotten: its key leaves this function never.
   const std::time_t now = resolve_now(options.now);
-  std::string error;
-
-  // The CA: self-signed, only for signing the serving certificate.
-  PKeyPtr ca_key = new_p256_key();
-  if (!ca_key) return fail(openssl_error("generating the CA key"));
-  CertSpec ca_spec;
-  ca_spec.common_name = "gpu-admission-ca@" + std::to_string(static_cast<long long>(now));
-  ca_spec.key = ca_key.get();
-  ca_spec.now = now;
-  ca_spec.days = options.days;
-  ca_spec.extensions = {
-      {NID_basic_constraints, "critical,CA:TRUE"},
-      {NID_key_usage, "critical,keyCertSign,cRLSign"},
-      {NID_subject_key_identifier, "hash"},
-  };
-  X509Ptr ca = build_cert(ca_spec, error);
-  if (!ca) return fail("CA certificate: " + error);
-
-  // The serving certificate for the Service's four DNS names.
-  std::vector<std::string> names = service_dns_names(options.service, options.ns);
-  std::string san;
-  for (const std::string& name : names) san += (san.empty() ? "DNS:" : ",DNS:") + name;
-  PKeyPtr key = new_p256_key();
-  if (!key) return fail(openssl_error("generating the serving key"));
-  CertSpec leaf_spec;
-  leaf_spec.common_name = names[2].size() <= kMaxCommonName ? names[2] : names[0];
-  leaf_spec.key = key.get();
-  leaf_spec.issuer = ca.get();
-  leaf_spec.issuer_key = ca_key.get();
-  leaf_spec.now = now;
-  leaf_spec.days = options.days;
-  leaf_spec.extensions = {
-      {NID_basic_constraints, "critical,CA:FALSE"},
-      {NID_key_usage, "critical,digitalSignature"},
-      {NID_ext_key_usage, "serverAuth"},
-      {NID_subject_alt_name, san},
-      {NID_subject_key_identifier, "hash"},
-      {NID_authority_key_identifier, "keyid:always"},
-  };
-  X509Ptr leaf = build_cert(leaf_spec, error);
-  if (!leaf) return fail("serving certificate: " + error);
+  const std::int64_t lifetime = static_cast<std::int64_t>(options.days) * 86400;
+  const Authority ca = generate_authority(lifetime, now);
+  if (!ca.ok()) return fail(ca.error);
+  KeyPair leaf = issue_serving_certificate(ca, options.service, options.ns, lifetime, now);
+  if (!leaf.ok()) return fail(leaf.error);
 
   ServingBundle out;
-  out.ca_cert_pem = cert_to_pem(ca.get(), error);
-  out.cert_pem = cert_to_pem(leaf.get(), error);
-  out.key_pem = key_to_pem(key.get(), error);
-  if (!error.empty()) return fail(error);
-  out.dns_names = std::move(names);
-  out.not_after = static_cast<std::int64_t>(now) + static_cast<std::int64_t>(options.days) * 86400;
+  out.ca_cert_pem = ca.cert_pem;
+  out.cert_pem = std::move(leaf.cert_pem);
+  out.key_pem = std::move(leaf.key_pem);
+  out.dns_names = service_dns_names(options.service, options.ns);
+  out.not_after = leaf.not_after;
   return out;
 }
 
@@ -329,7 +140,7 @@ KeyPair generate_localhost_pair(int days, std::time_t now_in) {
   spec.common_name = "localhost";
   spec.key = key.get();
   spec.now = now;
-  spec.days = days;
+  spec.lifetime_seconds = static_cast<std::int64_t>(days) * 86400;
   spec.extensions = {
       {NID_basic_constraints, "critical,CA:FALSE"},
       {NID_key_usage, "critical,digitalSignature"},
@@ -346,7 +157,8 @@ KeyPair generate_localhost_pair(int days, std::time_t now_in) {
   out.cert_pem = cert_to_pem(cert.get(), error);
   out.key_pem = key_to_pem(key.get(), error);
   if (!error.empty()) return pair_error(error);
-  out.not_after = static_cast<std::int64_t>(now) + static_cast<std::int64_t>(days) * 86400;
+  out.not_before = static_cast<std::int64_t>(now) - kBackdateSeconds;
+  out.not_after = static_cast<std::int64_t>(now) + spec.lifetime_seconds;
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Certificates for the webhook, built on OpenSSL 3: the CA and serving pair that
 // `gpu-admission certs` writes for a Kubernetes Service, the in-memory self-signed `localhost`
 // pair `serve` uses when no --tls-cert is given, and the small inspection helpers the server's
-// hot reload and expiry metric need. Every function reports failure as a value (an `error`
+// hot reload and expiry metric need. A CA that keeps its key (self-managed certificates) is in
+// authority.h. Every function reports failure as a value (an `error`
 // string naming what went wrong); none throws, and there is no global mutable state.
 #pragma once
 
@@ -53,6 +54,7 @@ ServingBundle generate_serving_bundle(const ServingOptions& options);
 struct KeyPair {
   std::string cert_pem;
   std::string key_pem;              // PKCS#8 PEM
+  std::int64_t not_before = 0;      // unix seconds (set by the generators, authority.h)
   std::int64_t not_after = 0;       // unix seconds
   std::string error;
   bool ok() const { return error.empty(); }

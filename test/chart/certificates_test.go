@@ -172,23 +172,23 @@ func secretLookup(secret obj) func(string, string, string, string) (map[string]i
 }
 
 func TestUpgradeKeepsTheCertificate(t *testing.T) {
-	first := mustRender(t, Options{})
+	first := mustRender(t, generateMode())
 	secret := one(t, first, "Secret")
 	old := stringMap(get(secret, "data"))
 
-	up := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret)})
+	up := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret), Values: generateMode().Values})
 	expectEq(t, "Secret data after upgrade", stringMap(get(one(t, up, "Secret"), "data")), old)
 	bundles := checkWebhooks(t, up, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	checkGeneratedCertificates(t, up, "gpu-admission", testNamespace, bundles)
 }
 
 func TestRotateTrustsBothCAs(t *testing.T) {
-	first := mustRender(t, Options{})
+	first := mustRender(t, generateMode())
 	secret := one(t, first, "Secret")
 	old := stringMap(get(secret, "data"))
 	oldCA := decodePEMCerts(t, "old ca.crt", old["ca.crt"])[0]
 
-	rot := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret), Values: []map[string]interface{}{vals(t, "certificates: {generate: {rotate: true}}")}})
+	rot := mustRender(t, Options{IsUpgrade: true, Lookup: secretLookup(secret), Values: []map[string]interface{}{vals(t, "certificates: {mode: generate, generate: {rotate: true}}")}})
 	data := stringMap(get(one(t, rot, "Secret"), "data"))
 	if data["ca.crt"] == old["ca.crt"] || data["tls.crt"] == old["tls.crt"] {
 		t.Fatalf("rotate kept the old certificate")

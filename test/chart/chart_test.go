@@ -13,16 +13,18 @@ import (
 
 func TestDefaultValues(t *testing.T) {
 	res := mustRender(t, Options{})
+	// Self-managed certificates: no Secret is rendered, a Role and a ClusterRole grant its writes.
 	expectEq(t, "kinds (hooks aside)", kinds(withoutHooks(res)), []string{
-		"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "MutatingWebhookConfiguration", "NetworkPolicy",
-		"PodDisruptionBudget", "ResourceQuota", "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
+		"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "ConfigMap", "Deployment",
+		"MutatingWebhookConfiguration", "NetworkPolicy", "PodDisruptionBudget", "ResourceQuota", "Role", "RoleBinding",
+		"Service", "ServiceAccount", "ValidatingWebhookConfiguration",
 	})
 	checkMetadata(t, res, testRelease, testNamespace)
 	checkDeployment(t, res)
 	checkNetworkPolicy(t, res)
 	expectEq(t, "PDB minAvailable", get(one(t, res, "PodDisruptionBudget"), "spec", "minAvailable"), float64(1))
 	bundles := checkWebhooks(t, res, webhookWant{namespace: testNamespace, service: "gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
-	checkGeneratedCertificates(t, res, "gpu-admission", testNamespace, bundles)
+	checkSelfManaged(t, res, "gpu-admission", testNamespace, bundles)
 
 	// Install order: the webhook configurations come after the Deployment.
 	var order []string
@@ -45,9 +47,10 @@ func TestDefaultValues(t *testing.T) {
 }
 
 func TestEveryRenderIsDifferentButConsistent(t *testing.T) {
-	// `helm template` has no cluster: each render generates a new CA, consistent within itself.
-	a := mustRender(t, Options{})
-	b := mustRender(t, Options{})
+	// `helm template` has no cluster: in generate mode each render generates a new CA, consistent
+	// within itself.
+	a := mustRender(t, generateMode())
+	b := mustRender(t, generateMode())
 	ca := stringMap(get(one(t, a, "Secret"), "data"))["ca.crt"]
 	cb := stringMap(get(one(t, b, "Secret"), "data"))["ca.crt"]
 	if ca == cb {
@@ -56,7 +59,7 @@ func TestEveryRenderIsDifferentButConsistent(t *testing.T) {
 }
 
 func TestReleaseNameAndNamespace(t *testing.T) {
-	res := mustRender(t, Options{ReleaseName: "acme", Namespace: "gpu-system", Values: []map[string]interface{}{vals(t, "webhooks: {excludedNamespaces: [cert-manager, kube-system]}")}})
+	res := mustRender(t, Options{ReleaseName: "acme", Namespace: "gpu-system", Values: []map[string]interface{}{vals(t, "webhooks: {excludedNamespaces: [cert-manager, kube-system]}"), generateMode().Values[0]}})
 	checkMetadata(t, res, "acme", "gpu-system")
 	checkDeployment(t, res)
 	bundles := checkWebhooks(t, res, webhookWant{namespace: "gpu-system", service: "acme-gpu-admission", validating: "Ignore", mutating: "Ignore", timeout: 5, extraExcluded: []string{"cert-manager"}})
@@ -67,7 +70,7 @@ func TestReleaseNameAndNamespace(t *testing.T) {
 
 	res = mustRender(t, Options{ReleaseName: "gpu-admission-prod", Namespace: "ops"})
 	expectEq(t, "Service name (release name contains the chart name)", str(one(t, res, "Service"), "metadata", "name"), "gpu-admission-prod")
-	res = mustRender(t, Options{ReleaseName: "x", Namespace: "ops", Values: []map[string]interface{}{vals(t, "fullnameOverride: admission")}})
+	res = mustRender(t, Options{ReleaseName: "x", Namespace: "ops", Values: []map[string]interface{}{vals(t, "fullnameOverride: admission"), generateMode().Values[0]}})
 	bundles = checkWebhooks(t, res, webhookWant{namespace: "ops", service: "admission", validating: "Ignore", mutating: "Ignore", timeout: 5})
 	checkGeneratedCertificates(t, res, "admission", "ops", bundles)
 }
@@ -222,11 +225,11 @@ func TestDeployManifestsAreUpToDate(t *testing.T) {
 		}
 	}
 	hooks := files["webhooks.yaml"]
-	if n := strings.Count(hooks, "caBundle: ${CA_BUNDLE}"); n != 2 {
-		t.Errorf("deploy/webhooks.yaml has %d caBundle placeholders, want 2", n)
+	if n := strings.Count(hooks, "caBundle: ${CA_BUNDLE}"); n != 3 {
+		t.Errorf("deploy/webhooks.yaml has %d caBundle placeholders, want 3 (policy, validate, mutate)", n)
 	}
 	// With the placeholder filled in, the plain manifests pass the same checks as the chart.
-	ca := mustRender(t, Options{})
+	ca := mustRender(t, generateMode())
 	bundle := stringMap(get(one(t, ca, "Secret"), "data"))["ca.crt"]
 	var ms []Manifest
 	for _, name := range []string{"gpu-admission.yaml", "policy-configmap.yaml", "webhooks.yaml"} {

@@ -168,7 +168,9 @@ func checkMounts(t *testing.T, res *Result, spec, c obj) {
 			tlsVol = name
 		}
 	}
-	if policyVol == "" || tlsVol == "" {
+	if selfManaged(c) {
+		checkSelfManagedDeployment(t, res, c, tlsVol) // no Secret is mounted
+	} else if policyVol == "" || tlsVol == "" {
 		t.Fatalf("want a ConfigMap and a Secret volume, got %v", vols)
 	}
 	cm := one(t, res, "ConfigMap")
@@ -178,6 +180,9 @@ func checkMounts(t *testing.T, res *Result, spec, c obj) {
 		t.Errorf("--policy %s is not a key of the ConfigMap mounted at %s", policyArg, mounts[policyVol])
 	}
 	for _, f := range []string{"--tls-cert", "--tls-key"} {
+		if selfManaged(c) {
+			break
+		}
 		if a := argValue(t, c, f); filepath.Dir(a) != mounts[tlsVol] {
 			t.Errorf("%s %s is not in the Secret mounted at %s", f, a, mounts[tlsVol])
 		}
@@ -241,7 +246,7 @@ func checkNetworkPolicy(t *testing.T, res *Result) {
 	// Egress: none with cluster state off; with it on, only the API server's ports.
 	if types := strs(np, "spec", "policyTypes"); len(types) == 2 {
 		egress := list(np, "spec", "egress")
-		if argValue(t, c, "--cluster") == "off" {
+		if argValue(t, c, "--cluster") == "off" && !selfManaged(c) {
 			expectEq(t, "egress with --cluster off", len(egress), 0)
 		} else {
 			var egressPorts []float64
@@ -284,11 +289,12 @@ func TestNetworkPolicySources(t *testing.T) {
 	expectEq(t, "policyTypes", strs(np, "spec", "policyTypes"), []string{"Ingress"})
 	def := one(t, mustRender(t, Options{}), "NetworkPolicy")
 	expectEq(t, "default policyTypes", strs(def, "spec", "policyTypes"), []string{"Ingress", "Egress"})
-	// Default (cluster: auto): egress only to the API server's ports; with cluster: off, none.
+	// Default (cluster: auto): egress only to the API server's ports; with cluster: off and
+	// certificates not self-managed, none.
 	if e, ok := get(def, "spec", "egress").([]interface{}); !ok || len(e) != 1 || len(list(e[0], "to")) != 0 {
 		t.Errorf("default egress = %v, want one rule for the API server", get(def, "spec", "egress"))
 	}
-	off := one(t, renderValues(t, "cluster: \"off\""), "NetworkPolicy")
+	off := one(t, renderValues(t, "cluster: \"off\"\ncertificates: {mode: generate}"), "NetworkPolicy")
 	if e, ok := get(off, "spec", "egress").([]interface{}); !ok || len(e) != 0 {
 		t.Errorf("egress with cluster off = %v, want []", get(off, "spec", "egress"))
 	}

@@ -47,7 +47,7 @@ func TestServeAcceptsTheChartsFlags(t *testing.T) {
 // it the way the API server does: TLS verified against the caBundle for NAME.NS.svc.
 func TestServeWithTheRenderedChart(t *testing.T) {
 	bin := binary(t)
-	res := mustRender(t, Options{})
+	res := mustRender(t, generateMode()) // the certificate rendered, mounted as the Secret would be
 	dir := t.TempDir()
 	mounts := map[string]string{"/etc/gpu-admission/policy": filepath.Join(dir, "policy"), "/etc/gpu-admission/tls": filepath.Join(dir, "tls")}
 	for _, d := range mounts {
@@ -141,6 +141,8 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 		t.Errorf("POST /validate of a privileged pod: HTTP %d %s", resp.StatusCode, body)
 	}
 
+	checkServedPolicyConfigMap(t, client, base, res)
+
 	if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)); err != nil {
 		t.Errorf("GET /metrics: %v", err)
 	} else {
@@ -171,8 +173,9 @@ func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 	t.Helper()
 	mode := argValue(t, c, "--cluster")
 	on := mode != "off"
-	expectEq(t, "pod automountServiceAccountToken", get(spec, "automountServiceAccountToken"), on)
+	expectEq(t, "pod automountServiceAccountToken", get(spec, "automountServiceAccountToken"), on || selfManaged(c))
 	res = withoutHooks(res) // the pre-delete hook has a grant of its own (gpucluster_test.go)
+	res = withoutCertsRBAC(res) // self-managed certificates have theirs (certs_test.go)
 	roles, bindings := all(res, "ClusterRole"), all(res, "ClusterRoleBinding")
 	if !on {
 		if len(roles)+len(bindings)+len(all(res, "Role"))+len(all(res, "RoleBinding")) != 0 {

@@ -144,6 +144,7 @@ HttpReply AdmissionService::serve(Exchange& x) const {
   const ReviewTarget target = target_of(x.request, policy.get());
   Plan plan = plan_for(x.endpoint, x.request, target);
   if (plan == Plan::Allow) return reply_with(x, "allowed");
+  if (plan == Plan::CheckPolicy) return answer_policy_configmap(x);
   if (!policy) {
     // No policy loaded (cannot happen after start-up): fail closed.
     x.response.allowed = false;
@@ -281,6 +282,39 @@ HttpReply AdmissionService::answer_validate(Exchange& x) const {
   }
   if (logger_ && !decision.findings.empty()) log_decision(*logger_, x.request, object_name(x), decision);
   return reply_with(x, validate_outcome(decision));
+}
+
+// A ConfigMap on /validate: the policy one carrying the policy label holds is checked as `policy
+// lint` checks it; any other is allowed untouched.
+HttpReply AdmissionService::answer_policy_configmap(Exchange& x) const {
+  Scratch& s = scratch();
+  bool labelled = false;
+  std::string_view name;
+  std::optional<ObjectError> err;
+  if (!x.request.has_object) err = ObjectError{"request.object", {"", "missing"}};
+  else err = read_policy_label(s.review.object_dom, x.request.object, labelled, name);
+  if (err) {
+    x.response.allowed = false;
+    x.response.code = 400;
+    x.response.reason = "BadRequest";
+    x.response.message = err->message();
+    report_error(x, RequestErrorKind::UnreadableObject, x.response.message);
+    return reply_with(x, "error");
+  }
+  s.review.object_name = name;
+  if (!labelled || !policy_checker_) return reply_with(x, "allowed");
+  const PolicyCheck check = policy_checker_(x.request.object);
+  answer_policy_check(check, x.request.namespace_name, object_name(x), x.response);
+  if (logger_) {
+    Json fields = request_log_fields(x.request, object_name(x));
+    fields["key"] = check.key;
+    if (!check.errors.empty()) fields["errors"] = check.errors;
+    if (!check.warnings.empty()) fields["warnings"] = check.warnings;
+    if (!check.errors.empty()) logger_->warn("policy ConfigMap refused: its policy is invalid", fields);
+    else logger_->info("policy ConfigMap checked: its policy is valid", fields);
+  }
+  if (!check.errors.empty()) return reply_with(x, "denied");
+  return reply_with(x, check.warnings.empty() ? "allowed" : "warned");
 }
 
 // A request answered with an error: counted and logged (rate limited per kind) with what is known

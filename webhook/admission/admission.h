@@ -17,6 +17,7 @@
 
 #include "webhook/ops/logger.h"
 #include "webhook/ops/metrics.h"
+#include "webhook/admission/policy_review.h"
 #include "webhook/admission/review_decision.h"
 #include "webhook/ops/policy_holder.h"
 
@@ -57,6 +58,9 @@ class AdmissionService {
   // Facts per review, with one deadline for all of a review's lookups (cluster state); when set,
   // it replaces the three above. Set before serving.
   void set_facts_provider(const policy::FactsProvider* provider) { facts_provider_ = provider; }
+  // How /validate checks a ConfigMap labelled gpu-admission.io/policy: "true" (policy_review.h);
+  // without one such ConfigMaps are allowed unchecked. Set before serving.
+  void set_policy_checker(PolicyChecker checker) { policy_checker_ = std::move(checker); }
 
  private:
   struct Exchange;  // one request on its way through the phases
@@ -66,6 +70,7 @@ class AdmissionService {
   std::optional<HttpReply> read(Exchange& x, const policy::CompiledPolicy* policy) const;
   HttpReply answer_mutate(Exchange& x) const;
   HttpReply answer_validate(Exchange& x) const;
+  HttpReply answer_policy_configmap(Exchange& x) const;
   void report_error(const Exchange& x, RequestErrorKind kind, std::string_view reason) const;
   HttpReply reply_with(Exchange& x, std::string_view decision) const;
   void count_request(const Exchange& x, std::string_view decision) const;
@@ -78,6 +83,7 @@ class AdmissionService {
   std::function<void()> evaluation_probe_;
   policy::ExternalFacts facts_;
   const policy::FactsProvider* facts_provider_ = nullptr;
+  PolicyChecker policy_checker_;
 };
 
 }  // namespace gpu_admission::webhook

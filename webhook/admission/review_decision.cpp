@@ -18,12 +18,19 @@ ReviewTarget target_of(const AdmissionRequest& request, const policy::CompiledPo
     target.workload = *kind;
   } else if (request.kind_group == "resource.k8s.io" && policy::is_claim_kind(request.kind, &target.claim)) {
     target.what = ReviewTarget::What::Claim;
+  } else if (request.kind_group.empty() && request.kind == "ConfigMap") {
+    target.what = ReviewTarget::What::ConfigMap;
   }
   return target;
 }
 
 Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, const ReviewTarget& target) {
   if (target.what == ReviewTarget::What::Other) return Plan::Allow;  // nothing to say
+  if (target.what == ReviewTarget::What::ConfigMap) {
+    // A policy is checked as it is written; DELETE and /mutate have nothing to check.
+    const bool written = req.operation == "CREATE" || req.operation == "UPDATE";
+    return endpoint == Endpoint::Validate && written && req.sub_resource.empty() ? Plan::CheckPolicy : Plan::Allow;
+  }
   if (target.what == ReviewTarget::What::Claim) {
     if (endpoint == Endpoint::Mutate) return Plan::Allow;
     // Devices are handed out by an UPDATE of a claim's status: the commit point, so it is judged too.
@@ -171,6 +178,10 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
                                          ReviewScratch& scratch, policy::Decision& out,
                                          const policy::ExternalFacts& facts, const std::function<void()>& probe) {
   if (!request.has_object) return ObjectError{"request.object", {"", "missing"}};
+  if (plan == Plan::CheckPolicy || target.what == ReviewTarget::What::ConfigMap) {
+    out.clear();  // no rule judges a ConfigMap: its policy is checked by AdmissionService
+    return std::nullopt;
+  }
   if (plan == Plan::EvaluateAllocation) {
     if (probe) probe();
     return decide_allocation(policy, request, scratch, out, facts);

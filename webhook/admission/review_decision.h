@@ -22,14 +22,17 @@ namespace gpu_admission::webhook {
 enum class Endpoint { Validate, Mutate };
 
 // What a request asks of the policy engine. EvaluateAllocation: an UPDATE of a ResourceClaim's
-// status, judged by the pods it reserves devices for (allocation_decision.cpp).
-enum class Plan { Allow, EvaluateCreate, EvaluateUpdate, EvaluateAllocation };
+// status, judged by the pods it reserves devices for (allocation_decision.cpp). CheckPolicy: a
+// ConfigMap on /validate, whose policy is checked when it carries the policy label
+// (AdmissionService, policy_check.h); no rule of the policy in force judges it.
+enum class Plan { Allow, EvaluateCreate, EvaluateUpdate, EvaluateAllocation, CheckPolicy };
 
 // The object a request is about, from request.kind: a Pod or a workload with a pod template, a
 // DRA claim or claim template (group resource.k8s.io), a kind judged by template paths (ML
-// workloads and spec.workloads, by group and kind), or something the webhook does not judge.
+// workloads and spec.workloads, by group and kind), a ConfigMap (core v1: it may carry the
+// webhook's own policy), or something the webhook does not judge.
 struct ReviewTarget {
-  enum class What { Other, Workload, Claim, Templates };
+  enum class What { Other, Workload, Claim, Templates, ConfigMap };
   What what = What::Other;
   policy::WorkloadKind workload = policy::WorkloadKind::Pod;
   policy::ClaimKind claim = policy::ClaimKind::Claim;

@@ -25,12 +25,14 @@
 #include "webhook/admission/admission.h"
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
+#include "webhook/cli/serve_certs.h"
 #include "webhook/cluster/cluster_state.h"
 #include "webhook/ops/file_watcher.h"
 #include "webhook/server/https_server.h"
 #include "webhook/ops/logger.h"
 #include "webhook/ops/build_info.h"
 #include "webhook/ops/metrics.h"
+#include "webhook/io/policy_configmap.h"
 #include "webhook/io/policy_file.h"
 #include "webhook/ops/policy_holder.h"
 #include "webhook/ops/rollout_log.h"
@@ -39,6 +41,9 @@ namespace gpu_admission::webhook {
 namespace {
 
 constexpr const char* kServeHelp = R"(Usage: gpu-admission serve [--policy FILE] [--tls-cert FILE --tls-key FILE]
+                           [--certs self-managed --certs-secret NAME [--certs-namespace NS]
+                            --service NAME [--validating-webhook-configuration NAME]
+                            [--mutating-webhook-configuration NAME]]
                            [--listen 0.0.0.0:8443] [--metrics-listen 0.0.0.0:9090]
                            [--log-level info] [--max-body-bytes 8388608] [--grace-period 25]
                            [--cluster auto|off|required] [--kubeconfig FILE] [--context NAME]
@@ -58,6 +63,17 @@ Options:
   --tls-cert FILE         serving certificate (PEM, leaf first, chain may follow)
   --tls-key FILE          its private key (PEM, unencrypted, ECDSA or RSA)
                           without both: an in-memory self-signed certificate for localhost
+  --certs MODE            files (--tls-cert/--tls-key, reloaded when they change), self-managed, or
+                          localhost (in memory, for trying it out); default: files when --tls-cert
+                          is given, else localhost
+  --certs-secret NAME     self-managed: the Secret keeping the CA and serving certificate; created
+                          when absent, renewed when two thirds of a lifetime have passed, the new
+                          certificate served without a restart (RBAC: get, create, update on it)
+  --certs-namespace NS    its namespace (default: $POD_NAMESPACE)
+  --service NAME          self-managed: the webhook's Service (the certificate's DNS names)
+  --validating-webhook-configuration NAME, --mutating-webhook-configuration NAME
+                          self-managed: the configurations whose caBundle is kept holding the CA
+                          (RBAC: get, update on them)
   --listen ADDR           HTTPS address, HOST:PORT or [IPV6]:PORT (default 0.0.0.0:8443)
   --metrics-listen ADDR   metrics address (default 0.0.0.0:9090; empty: no metrics listener)
   --log-level LEVEL       debug, info, warn or error (default info)
@@ -109,6 +125,7 @@ struct ServeOptions {
   std::string kubeconfig_path;
   std::string context;
   PolicyLoadOptions policy_load;  // its enforcement: --enforcement; its time: each load's own
+  ServeCertsOptions certs;        // --certs and the self-managed flags
 };
 
 std::optional<size_t> parse_size(const std::string& text) {
@@ -123,19 +140,15 @@ std::optional<size_t> parse_size(const std::string& text) {
 
 // Returns an error message, empty on success.
 std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& help) {
-  const ParsedArgs parsed = parse_args(args, {{"--policy", "", true},
-                                              {"--tls-cert", "", true},
-                                              {"--tls-key", "", true},
-                                              {"--listen", "", true},
-                                              {"--metrics-listen", "", true},
-                                              {"--log-level", "", true},
-                                              {"--max-body-bytes", "", true},
-                                              {"--grace-period", "", true},
-                                              {"--cluster", "", true},
-                                              {"--kubeconfig", "", true},
-                                              {"--context", "", true},
-                                              {"--enforcement", "", true},
-                                              {"--help", "-h", false}});
+  std::vector<FlagSpec> flags = {{"--policy", "", true},        {"--tls-cert", "", true},
+                                 {"--tls-key", "", true},       {"--listen", "", true},
+                                 {"--metrics-listen", "", true}, {"--log-level", "", true},
+                                 {"--max-body-bytes", "", true}, {"--grace-period", "", true},
+                                 {"--cluster", "", true},       {"--kubeconfig", "", true},
+                                 {"--context", "", true},       {"--enforcement", "", true},
+                                 {"--help", "-h", false}};
+  for (FlagSpec& spec : certs_flag_specs()) flags.push_back(std::move(spec));
+  const ParsedArgs parsed = parse_args(args, flags);
   if (parsed.error) return *parsed.error;
   if (parsed.has("--help")) {
     help = true;
@@ -148,6 +161,8 @@ std::string parse_serve_flags(const Args& args, ServeOptions& options, bool& hel
   options.key_path = parsed.get("--tls-key");
   if (options.cert_path.empty() != options.key_path.empty())
     return "--tls-cert and --tls-key must be given together";
+  if (std::string error = parse_certs_flags(parsed, !options.cert_path.empty(), options.certs); !error.empty())
+    return error;
   options.server.listen = parsed.get("--listen", "0.0.0.0:8443");
   options.server.metrics_listen = parsed.get("--metrics-listen", "0.0.0.0:9090");
   std::string error;
@@ -222,7 +237,40 @@ std::unique_ptr<cluster::ClusterState> start_cluster_state(const ServeOptions& o
   return state;
 }
 
+// /validate of the policy ConfigMap: its policy checked as `policy lint` checks a file.
+PolicyChecker policy_configmap_checker(const ServeOptions& options) {
+  return [enforcement = options.policy_load.enforcement](std::string_view object) {
+    ConfigMapPolicyCheck checked = check_configmap_policy(object, {unix_now(), enforcement});
+    PolicyCheck out;
+    out.errors = std::move(checked.errors);
+    out.warnings = std::move(checked.warnings);
+    out.key = std::move(checked.key);
+    if (checked.load.ok()) out.policy = checked.load.policy->name();
+    return out;
+  };
+}
+
+// The keeper of `--certs self-managed` (null in the other modes), installing into `*serving`;
+// exit_code is set when it cannot be made.
+std::unique_ptr<cluster::CertKeeper> cert_keeper_for(const ServeOptions& options, HttpsServer* const& serving,
+                                                     Logger& logger, Metrics& metrics, int& exit_code) {
+  exit_code = 0;
+  if (options.certs.mode != CertsMode::SelfManaged) return nullptr;
+  const auto kube = cluster::KubeConfigOptions::from_environment(options.kubeconfig_path, options.context);
+  return make_cert_keeper(options.certs, kube, serving, logger, metrics, exit_code);
+}
+
+// /readyz's extra conditions: the self-managed certificate served, then cluster state in step.
+std::function<std::string()> extra_readiness(const cluster::ClusterState* state, const cluster::CertKeeper* keeper) {
+  if (!state && !keeper) return nullptr;
+  return [state, keeper] {
+    std::string reason = keeper ? keeper->not_ready_reason() : std::string();
+    return reason.empty() && state ? state->not_ready_reason() : reason;
+  };
+}
+
 const char* kSelfSignedSource = "self-signed localhost certificate (in memory)";
+const char* kPlaceholderSource = "placeholder until the self-managed certificate is loaded (in memory)";
 
 // Everything reloadable, with the reload logic shared by the file watcher and SIGHUP.
 class Reloader {
@@ -344,13 +392,18 @@ TlsIdentityPtr load_initial_identity(const ServeOptions& options, Logger& logger
     return identity;
   }
   exit_code = 1;
+  const bool placeholder = options.certs.mode == CertsMode::SelfManaged;
   const certs::KeyPair pair = certs::generate_localhost_pair();
-  if (pair.ok()) identity = TlsIdentity::from_pem(pair.cert_pem, pair.key_pem, kSelfSignedSource, error);
+  if (pair.ok())
+    identity = TlsIdentity::from_pem(pair.cert_pem, pair.key_pem, placeholder ? kPlaceholderSource : kSelfSignedSource,
+                                     error);
   else error = pair.error;
   if (!identity) {
     startup_error("cannot generate a self-signed certificate: " + error, exit_code, {{"error", error}});
     return nullptr;
   }
+  // Self-managed: answered until the Secret's certificate is in (readyz fails meanwhile).
+  if (placeholder) return identity;
   logger.warn("no --tls-cert given: serving an in-memory self-signed ECDSA P-256 certificate for localhost "
               "(for trying gpu-admission out; clients must skip verification or trust it explicitly)",
               {{"not_after", certs::format_utc(identity->not_after())}, {"serial", identity->serial_hex()}});
@@ -467,15 +520,19 @@ int run_serve(const Args& args) {
   const std::unique_ptr<cluster::ClusterState> cluster_state =
       start_cluster_state(options, metrics, logger, cluster_exit_code);
   if (cluster_exit_code != 0) return cluster_exit_code;
+  HttpsServer* serving = nullptr;  // the self-managed certificates are installed into it once it exists
+  const std::unique_ptr<cluster::CertKeeper> cert_keeper = cert_keeper_for(options, serving, logger, metrics, exit_code);
+  if (exit_code != 0) return exit_code;
   AdmissionService admission(policies, &metrics, &logger);
-  if (cluster_state) {
-    // Claims, namespace labels and reserved pods, one lookup deadline per review.
-    admission.set_facts_provider(cluster_state.get());
-    options.server.extra_readiness = [state = cluster_state.get()] { return state->not_ready_reason(); };
-  }
+  admission.set_policy_checker(policy_configmap_checker(options));
+  // Claims, namespace labels and reserved pods, one lookup deadline per review.
+  if (cluster_state) admission.set_facts_provider(cluster_state.get());
+  options.server.extra_readiness = extra_readiness(cluster_state.get(), cert_keeper.get());
   HttpsServer server(options.server, admission, policies, &metrics, &logger);
   server.set_identity(identity);
   if (std::string error; !server.start(error)) return startup_error(error, 1, {{"error", error}});
+  serving = &server;
+  if (cert_keeper && !start_cert_keeper(*cert_keeper, options.certs, logger)) return 2;
   Reloader reloader(options, policies, server, metrics, logger, expiries);
   reloader_for_watcher = &reloader;
   log_serving(logger, options, server, initial_policy, *identity);
@@ -497,6 +554,7 @@ int run_serve(const Args& args) {
   watcher.start();
   const int signal = wait_for_termination(termination, [&] { expiries.tick(unix_now()); });
   shut_down(signal, options, server, logger);
+  if (cert_keeper) cert_keeper->stop();
   if (cluster_state) cluster_state->stop();
   watcher.stop();
   signals.stop();

@@ -22,6 +22,10 @@ std::string string_at(const Json& obj, const char* a, const char* b = nullptr) {
   return v[b].get<std::string>();
 }
 
+constexpr const char* kConfigMapNote =
+    "a ConfigMap is judged by no rule (/validate checks the policy one carrying the gpu-admission.io/policy label "
+    "holds: lint it with `gpu-admission policy lint FILE`)";
+
 bool fail(OfflineResult& r, std::string note) {
   r.status = OfflineResult::Status::Error;
   r.note = std::move(note);
@@ -43,6 +47,11 @@ void judge_review(const policy::CompiledPolicy& policy, const ManifestObject& ma
     r.status = OfflineResult::Status::Skipped;
     r.note = "/validate allows " + std::string(request.operation) + " of " + std::string(request.kind) +
              (request.sub_resource.empty() ? "" : "/" + std::string(request.sub_resource)) + " without judging it";
+    return;
+  }
+  if (plan == Plan::CheckPolicy) {
+    r.status = OfflineResult::Status::Skipped;
+    r.note = kConfigMapNote;
     return;
   }
   ReviewScratch scratch;
@@ -67,6 +76,7 @@ std::string skipped_because(const OfflineResult& r, const ReviewTarget& target) 
   if (policy::is_claim_kind(r.kind, &claim_kind) && !policy::claim_api_version_supported(r.api_version))
     return (r.api_version.empty() ? std::string("no apiVersion") : policy::bounded(r.api_version)) +
            " is not served by Kubernetes 1.34+ (resource.k8s.io/v1, v1beta2 and v1beta1 are judged)";
+  if (target.what == ReviewTarget::What::ConfigMap) return kConfigMapNote;
   if (target.what != ReviewTarget::What::Other) return "";
   return r.kind.empty() ? "no kind: not a Kubernetes object"
                         : policy::bounded(r.kind) + " is not a Pod or a workload with a pod template";

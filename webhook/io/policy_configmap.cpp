@@ -111,7 +111,10 @@ PolicyLoad carrier_error(const std::string& source, const std::string& message, 
   return load;
 }
 
-PolicyLoad load_from_configmap(std::string_view text, const YamlDocument& doc, const std::string& source) {
+// The policy inside a ConfigMap document, its issues placed within the chosen key's value.
+// `key` is set when one was chosen.
+PolicyLoad load_carried(const YamlDocument& doc, const std::string& source, const PolicyLoadOptions& options,
+                        std::string& key) {
   const Json& cm = doc.value;
   const std::string name = cm.contains("metadata") ? text_at(cm["metadata"], "name") : "";
   const std::string what = "ConfigMap " + (name.empty() ? std::string("(unnamed)") : name);
@@ -119,18 +122,34 @@ PolicyLoad load_from_configmap(std::string_view text, const YamlDocument& doc, c
     return carrier_error(source, what + " has no data: it carries no policy", doc.marks.find("data"));
   const Json& data = cm["data"];
   std::string error;
-  auto key = policy_key(data, error);
-  if (!key) return carrier_error(source, what + ": " + error, doc.marks.find("data"));
-  const std::string key_path = policy::child_path("data", *key);
-  if (!data[*key].is_string())
-    return carrier_error(source, what + ": data key " + *key + " must be a string holding the policy",
-                         doc.marks.find(key_path));
+  auto chosen = policy_key(data, error);
+  if (!chosen) return carrier_error(source, what + ": " + error, doc.marks.find("data"));
+  key = *chosen;
+  if (!data[key].is_string())
+    return carrier_error(source, what + ": data key " + key + " must be a string holding the policy",
+                         doc.marks.find(policy::child_path("data", key)));
+  PolicyLoad load = load_policy_text(data[key].get<std::string>(), source, options);
+  load.carrier = what + ", key " + key;
+  return load;
+}
 
-  PolicyLoad load = load_policy_text(data[*key].get<std::string>(), source);
-  load.carrier = what + ", key " + *key;
-  const BlockPlacement block = literal_block(text, doc.marks.find(key_path));
+PolicyLoad load_from_configmap(std::string_view text, const YamlDocument& doc, const std::string& source) {
+  std::string key;
+  PolicyLoad load = load_carried(doc, source, {}, key);
+  if (load.carrier.empty()) return load;  // the ConfigMap itself is at fault: its own marks
+  const BlockPlacement block = literal_block(text, doc.marks.find(policy::child_path("data", key)));
   for (auto& issue : load.issues) relocate(issue, load.carrier, block);
   return load;
+}
+
+// "KEY:LINE:COL: PATH: MESSAGE", the place left out where unknown.
+std::string carried_issue(const Issue& issue, const std::string& key) {
+  std::string out = key;
+  if (issue.mark.line > 0)
+    out += (out.empty() ? "line " : ":") + std::to_string(issue.mark.line) + ":" + std::to_string(issue.mark.column);
+  if (!out.empty()) out += ": ";
+  if (!issue.path.empty()) out += issue.path + ": ";
+  return out + issue.message;
 }
 
 }  // namespace
@@ -140,6 +159,25 @@ PolicyLoad load_policy_document_text(std::string_view text, const std::string& s
   if (parsed.error || parsed.documents.size() != 1 || !is_configmap(parsed.documents[0].value))
     return load_policy_text(text, source_name);
   return load_from_configmap(text, parsed.documents[0], source_name);
+}
+
+ConfigMapPolicyCheck check_configmap_policy(std::string_view object_text, const PolicyLoadOptions& options) {
+  ConfigMapPolicyCheck out;
+  YamlParse parsed = parse_yaml_or_json(object_text);
+  if (parsed.error || parsed.documents.size() != 1 || !parsed.documents[0].value.is_object()) {
+    out.errors.push_back("the ConfigMap cannot be read" + (parsed.error ? ": " + parsed.error->message : std::string()));
+    return out;
+  }
+  out.load = load_carried(parsed.documents[0], "ConfigMap", options, out.key);
+  // A problem of the ConfigMap itself (no data, no policy key) is placed in no key.
+  const std::string key = out.load.carrier.empty() ? std::string() : out.key;
+  for (const Issue& issue : out.load.issues) {
+    Issue placed = issue;
+    if (key.empty()) placed.mark = {};
+    (issue.severity == Issue::Severity::Error ? out.errors : out.warnings).push_back(carried_issue(placed, key));
+  }
+  if (!out.load.ok() && out.errors.empty()) out.errors.push_back("the policy cannot be loaded");
+  return out;
 }
 
 PolicyLoad load_policy_document(const std::string& path) {

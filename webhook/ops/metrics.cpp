@@ -31,6 +31,11 @@ Metrics::Impl::Impl() {
   for (size_t e = 0; e < kRequestErrorCount; ++e)
     request_error_series[e] = &request_errors.Add(
         {{"class", std::string(kRequestErrors[e].error_class)}, {"reason", std::string(kRequestErrors[e].reason)}});
+  constexpr size_t kResults = kCertificateResults.size() - 1;  // "other" is never counted
+  for (size_t o = 0; o + 1 < kCertificateOperations.size(); ++o)
+    for (size_t r = 0; r < kResults; ++r)
+      certificate_operation_series[o * kResults + r] = &certificate_operations.Add(
+          {{"operation", std::string(kCertificateOperations[o])}, {"result", std::string(kCertificateResults[r])}});
   const BuildInfo& build = build_info();
   build_infos.Add({{"version", std::string(build.version)}, {"commit", std::string(build.commit)}}).Set(1);
 }
@@ -216,6 +221,14 @@ void Metrics::set_exception_expiries(const policy::CompiledPolicy& policy) {
 }
 
 void Metrics::set_certificate_expiry(double unix_seconds) { impl_->expiry->Set(unix_seconds); }
+
+void Metrics::count_certificate_operation(std::string_view operation, std::string_view result) {
+  const size_t o = vocabulary_index(kCertificateOperations, operation);
+  const size_t r = vocabulary_index(kCertificateResults, result);
+  constexpr size_t kResults = kCertificateResults.size() - 1;
+  if (o + 1 == kCertificateOperations.size() || r == kResults) return;  // not in the vocabulary
+  impl_->certificate_operation_series[o * kResults + r]->Increment();
+}
 
 void Metrics::count_internal_error() { impl_->internal_error_count->Increment(); }
 

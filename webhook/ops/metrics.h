@@ -76,6 +76,9 @@ class Metrics {
   void set_policy_info(const std::string& name, const std::string& hash);
   // gpu_admission_tls_certificate_expiry_timestamp_seconds
   void set_certificate_expiry(double unix_seconds);
+  // gpu_admission_certificate_operations_total{operation,result}: self-managed certificates.
+  // operation: create|replace|rotate-ca|renew|prune|ca-bundle; result: success|conflict|error.
+  void count_certificate_operation(std::string_view operation, std::string_view result);
   // gpu_admission_internal_errors_total
   void count_internal_error();
   // gpu_admission_http_errors_total{code}  (400, 413, 415, ...)

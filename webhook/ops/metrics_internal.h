@@ -27,9 +27,9 @@ namespace gpu_admission::webhook::metrics_detail {
 inline constexpr std::array<std::string_view, 2> kEndpoints = {"validate", "mutate"};
 inline constexpr std::array<std::string_view, 6> kOperations = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown",
                                                                 "other"};
-inline constexpr std::array<std::string_view, 11> kKinds = {
-    "Pod",     "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
-    "Job",     "CronJob",    "EphemeralContainers", "unknown", "other"};
+inline constexpr std::array<std::string_view, 12> kKinds = {
+    "Pod",     "Deployment", "StatefulSet",         "DaemonSet", "ReplicaSet", "ReplicationController",
+    "Job",     "CronJob",    "EphemeralContainers", "ConfigMap", "unknown",    "other"};
 inline constexpr std::array<std::string_view, 8> kDecisions = {"allowed", "denied", "warned", "audited", "patched",
                                                                "exempt",  "error",  "other"};
 inline constexpr std::array<std::string_view, 2> kDryRun = {"false", "true"};
@@ -43,6 +43,11 @@ inline constexpr std::array<std::string_view, 6> kRestartReasons = {"closed", "e
 inline constexpr std::array<std::string_view, 5> kLookupResults = {"hit", "fetched", "absent", "error", "other"};
 inline constexpr size_t kMaxHttpErrorCodes = 64;  // distinct codes kept; more share code="other"
 inline constexpr std::string_view kNoTenant = "none";
+// Self-managed certificates (webhook/cluster/cert_keeper.h): Secret writes by renewal kind, and
+// caBundle writes; every pair is there at 0 from the start.
+inline constexpr std::array<std::string_view, 7> kCertificateOperations = {
+    "create", "replace", "rotate-ca", "renew", "prune", "ca-bundle", "other"};
+inline constexpr std::array<std::string_view, 4> kCertificateResults = {"success", "conflict", "error", "other"};
 
 // Index of `value` in `vocabulary`: "" maps to "unknown" when present, anything else unknown to
 // the last entry ("other").
@@ -220,6 +225,10 @@ struct Metrics::Impl {
       counter("gpu_admission_certificate_reloads_total", "Serving certificate reload attempts, by result.");
   Gauges& certificate_expiry = gauge("gpu_admission_tls_certificate_expiry_timestamp_seconds",
                                      "notAfter of the serving certificate in use, as a Unix timestamp.");
+  Counters& certificate_operations = counter(
+      "gpu_admission_certificate_operations_total",
+      "Self-managed certificate writes (serve --certs self-managed): Secret creations, renewals, CA rotations and "
+      "caBundle writes, by operation and result (success, conflict: another replica wrote first, error).");
   Counters& internal_errors =
       counter("gpu_admission_internal_errors_total", "Unexpected internal errors (answered fail-closed).");
   Counters& http_errors =
@@ -249,6 +258,9 @@ struct Metrics::Impl {
   metrics_detail::LazySeries<prometheus::Counter, policy::kMutationCount> mutation_series{mutations};
   metrics_detail::LazySeries<prometheus::Counter, metrics_detail::kExemptionKinds.size()> exemption_series{exemptions};
   std::array<prometheus::Counter*, kRequestErrorCount> request_error_series{};
+  std::array<prometheus::Counter*, (metrics_detail::kCertificateOperations.size() - 1) *
+                                       (metrics_detail::kCertificateResults.size() - 1)>
+      certificate_operation_series{};
 
   static constexpr size_t kResources = metrics_detail::kClusterResources.size();
   metrics_detail::LazySeries<prometheus::Gauge, kResources> cluster_object_series{cluster_objects};

@@ -96,6 +96,37 @@ The Secret holding tls.crt and tls.key (and ca.crt in the generate and cert-mana
 {{- end }}
 
 {{/*
+The Secret in which `serve --certs self-managed` keeps its CA and serving certificate. The webhook
+creates it (not Helm), so it is named apart from the -tls Secret of the other modes.
+*/}}
+{{- define "gpu-admission.selfManagedSecretName" -}}
+{{- .Values.certificates.selfManaged.secretName | default (printf "%s-certs" (include "gpu-admission.fullname" .)) }}
+{{- end }}
+
+{{/*
+"true" when the webhook talks to the API server: cluster state (--cluster), or self-managed
+certificates (the Secret and the caBundles). Else "".
+*/}}
+{{- define "gpu-admission.apiAccess" -}}
+{{- if or (ne .Values.cluster "off") (eq .Values.certificates.mode "self-managed") }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the ValidatingWebhookConfiguration is rendered: /validate for the workloads, or for the
+policy ConfigMap (webhooks.policyConfigMap). Else "".
+*/}}
+{{- define "gpu-admission.validatingConfiguration" -}}
+{{- if or .Values.webhooks.validating.enabled .Values.webhooks.policyConfigMap.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+The label that marks the policy ConfigMap; the policy webhook's objectSelector selects on it.
+*/}}
+{{- define "gpu-admission.policyLabel" -}}
+gpu-admission.io/policy: "true"
+{{- end }}
+
+{{/*
 The ConfigMap holding policy.yaml.
 */}}
 {{- define "gpu-admission.policyConfigMapName" -}}
@@ -156,8 +187,8 @@ Renders nothing; included by the Deployment and the webhook configurations.
 */}}
 {{- define "gpu-admission.validateValues" -}}
 {{- $mode := .Values.certificates.mode }}
-{{- if not (has $mode (list "generate" "cert-manager" "external")) }}
-{{- fail (printf "certificates.mode must be generate, cert-manager or external, got %q" (toString $mode)) }}
+{{- if not (has $mode (list "self-managed" "cert-manager" "external" "generate")) }}
+{{- fail (printf "certificates.mode must be self-managed, cert-manager, external or generate, got %q" (toString $mode)) }}
 {{- end }}
 {{- $timeout := int .Values.webhooks.timeoutSeconds }}
 {{- if or (lt $timeout 1) (gt $timeout 5) }}

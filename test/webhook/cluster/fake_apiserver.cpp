@@ -376,16 +376,50 @@ void FakeApiServer::handle(const httplib::Request& req, httplib::Response& res) 
   const bool collection = target.object_name.empty();
   // A namespaced resource's cluster-wide collection takes GETs only.
   const bool creatable = collection && (!target.type.namespaced || !target.namespace_name.empty());
+  const std::string watch = req.get_param_value("watch");
+  const std::string verb = req.method == "GET"      ? (!collection ? "get" : watch == "1" || watch == "true" ? "watch" : "list")
+                           : req.method == "POST"   ? "create"
+                           : req.method == "PUT"    ? "update"
+                           : req.method == "PATCH"  ? "patch"
+                           : req.method == "DELETE" ? "delete"
+                                                    : req.method;
+  if (forbidden(target, verb, res)) return;
   if (req.method == "GET") {
-    const std::string watch_param = req.get_param_value("watch");
     if (!collection) return get_object(target, req, res);
-    return watch_param == "1" || watch_param == "true" ? watch(target, req, res) : list(target, req, res);
+    return verb == "watch" ? this->watch(target, req, res) : list(target, req, res);
   }
   if (!target.type.writable) return fake::reply(res, 405, method_not_allowed());
   if (req.method == "POST" && creatable) return create(target, req, res);
   if (req.method == "PUT" && !collection) return update(target, req, res);
   if (req.method == "DELETE" && !collection) return erase(target, req, res);
   fake::reply(res, 405, method_not_allowed());
+}
+
+void FakeApiServer::forbid(const std::string& verb, const std::string& resource) {
+  std::lock_guard lock(mutex_);
+  std::string error;
+  forbidden_.insert(verb + " " + resolve_locked(resource, error));
+}
+
+void FakeApiServer::permit(const std::string& verb, const std::string& resource) {
+  std::lock_guard lock(mutex_);
+  std::string error;
+  forbidden_.erase(verb + " " + resolve_locked(resource, error));
+}
+
+// A 403 in the real server's words when RBAC (forbid()) does not allow `verb` on the target.
+bool FakeApiServer::forbidden(const Target& target, const std::string& verb, httplib::Response& res) {
+  {
+    std::lock_guard lock(mutex_);
+    if (forbidden_.count(verb + " " + target.name) == 0) return false;
+  }
+  std::string message = target.object_name.empty() ? target.type.resource : fake::quoted(target.type, target.object_name);
+  message += " is forbidden: User \"system:serviceaccount:gpu-admission:gpu-admission\" cannot " + verb +
+             " resource \"" + target.type.resource + "\" in API group \"" + target.type.group + "\"";
+  message += target.namespace_name.empty() ? std::string(" at the cluster scope")
+                                           : " in the namespace \"" + target.namespace_name + "\"";
+  fake::reply(res, 403, fake::status(403, "Forbidden", message, fake::object_details(target.type, target.object_name)));
+  return true;
 }
 
 void FakeApiServer::get_object(const Target& target, const httplib::Request& req, httplib::Response& res) {

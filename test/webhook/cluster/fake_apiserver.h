@@ -5,11 +5,12 @@
 // JSON as kubectl accepts it; /version says v1.32.0), paged lists (limit/continue,
 // cluster-wide and per namespace, a labelSelector, 410 Gone for expired continue tokens),
 // chunked watches with bookmarks, 410 Gone for expired resourceVersions, and single-object GETs. The default table holds the core
-// workloads, apps/v1, batch/v1, resource.k8s.io and the two report CRDs (wgpolicyk8s.io/v1alpha2's
+// workloads, apps/v1, batch/v1, resource.k8s.io, the two report CRDs (wgpolicyk8s.io/v1alpha2's
 // PolicyReports, openreports.io/v1alpha1's Reports), which are also written to (POST, PUT,
-// DELETE) and checked against their schemas; tests add custom
+// DELETE) and checked against their schemas, and Secrets and the admissionregistration.k8s.io/v1
+// webhook configurations, also writable; tests add custom
 // resources with add_resource(). Fault injection: abrupt disconnects of the watches, slow
-// responses, objects the watches do not announce (a template created just before its pod), a
+// responses, a verb on a resource answered 403 Forbidden (RBAC), objects the watches do not announce (a template created just before its pod), a
 // group that disappears (a CRD not installed), and stopping and restarting the server on the
 // same port. Objects are held as JSON trees; list items carry no apiVersion/kind, as the real
 // API server sends them, in etcd's key order: "namespace/name" compared as bytes (so
@@ -69,6 +70,9 @@ struct ResourceType {
 
 // The resources a new FakeApiServer serves.
 std::vector<ResourceType> default_resources();
+// Of those, the ones self-managed certificates write: Secrets (core v1) and the
+// admissionregistration.k8s.io/v1 validating and mutating webhook configurations (cluster-scoped).
+std::vector<ResourceType> admission_resources();
 // The PolicyReport CRD's schema checks (wgpolicyk8s.io/v1alpha2): results[].policy required,
 // results[].result and .severity from their enums, the summary's counts integers, the types of
 // the other known fields; unknown fields of the report, its summary and results are dropped.
@@ -149,6 +153,11 @@ class FakeApiServer {
   // Also accept a client presenting this certificate (PEM), with or without a token, as the API
   // server accepts a certificate its client CA signed.
   void accept_client_certificate(const std::string& cert_pem);
+  // Answers `verb` (get, list, watch, create, update, patch, delete) on `resource` (see the naming
+  // above) with 403 Forbidden, as the real server answers a service account RBAC does not allow;
+  // permit() undoes it.
+  void forbid(const std::string& verb, const std::string& resource);
+  void permit(const std::string& verb, const std::string& resource);
   std::atomic<int> get_delay_ms{0};   // delay of single-object GETs
   std::atomic<int> bookmark_ms{200};  // bookmark interval on watches
   std::atomic<bool> serve_dra{true};  // false: resource.k8s.io is not served (404, not discovered)
@@ -242,6 +251,8 @@ class FakeApiServer {
   std::vector<WriteRequest> writes_;
   std::set<int> get_ports_;
   std::set<std::string> client_certs_;  // DER of the accepted client certificates
+  std::set<std::string> forbidden_;     // "verb resource" (a ResourceType::name())
+  bool forbidden(const Target& target, const std::string& verb, httplib::Response& res);
   std::vector<Event> events_;
 };
 

@@ -98,6 +98,7 @@ std::vector<ResourceType> default_resources() {
   table.push_back(report("clusterpolicyreports", "ClusterPolicyReport", "cpolr", false));
   table.push_back(open_report("reports", "Report", "reps", true));
   table.push_back(open_report("clusterreports", "ClusterReport", "creps", false));
+  for (ResourceType& type : admission_resources()) table.push_back(std::move(type));
   return table;
 }
 

@@ -39,13 +39,13 @@ TEST_CASE("fake API server: discovery names every served group, version and reso
   CHECK(std::count((*pods)["verbs"].begin(), (*pods)["verbs"].end(), "list") == 1);
   std::set<std::string> core_names;
   for (const Json& r : core_resources) core_names.insert(r["name"]);
-  CHECK(core_names == std::set<std::string>{"namespaces", "pods", "replicationcontrollers", "podtemplates"});
+  CHECK(core_names == std::set<std::string>{"namespaces", "pods", "replicationcontrollers", "podtemplates", "secrets"});
 
   const auto groups = client.send("GET", "/apis");
   REQUIRE(groups.status == 200);
   std::map<std::string, Json> by_name;
   for (const Json& g : groups.body["groups"]) by_name[g["name"]] = g;
-  for (const char* group : {"apps", "batch", "resource.k8s.io", "wgpolicyk8s.io", "kubeflow.org"})
+  for (const char* group : {"apps", "batch", "resource.k8s.io", "wgpolicyk8s.io", "kubeflow.org", "admissionregistration.k8s.io"})
     CHECK(by_name.count(group) == 1);
   CHECK(by_name["resource.k8s.io"]["preferredVersion"]["version"] == "v1");
   CHECK(by_name["resource.k8s.io"]["versions"].size() == 3);
