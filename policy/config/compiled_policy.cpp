@@ -307,6 +307,16 @@ CompiledPolicy::GpuKind CompiledPolicy::classify_device_class(std::string_view d
   return GpuKind::NotGpu;
 }
 
+bool CompiledPolicy::imex_device_class(std::string_view device_class) const {
+  return std::find(config_.device_classes_imex.begin(), config_.device_classes_imex.end(), device_class) !=
+         config_.device_classes_imex.end();
+}
+
+bool CompiledPolicy::imex_device_class_allowed(std::string_view device_class) const {
+  return std::find(config_.device_classes_imex_allowed.begin(), config_.device_classes_imex_allowed.end(),
+                   device_class) != config_.device_classes_imex_allowed.end();
+}
+
 CompiledPolicy::GpuKind CompiledPolicy::classify_long_resource(std::string_view resource) const {
   for (const auto& [name, kind] : resource_kinds_)
     if (name == resource) return kind;
