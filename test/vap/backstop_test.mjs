@@ -43,7 +43,7 @@ const kGaps = {
 
 // Why the other rules' fail fixtures may be left to the webhook (each missed one must match a reason).
 const kDifferences = [
-  [/^gpu-cap\/fail\/(a30-|mig-|quantity-fractional-mig)/, "MIG slices are not counted"],
+  [/^gpu-cap\/fail\/(a30-|mig-|rtx-pro-|quantity-fractional-mig)/, "MIG slices are not counted"],
   [/^gpu-cap\/fail\/claim-/, "a ResourceClaim's or template's GPUs are not counted (DRA claims are left to the webhook)"],
   [/^gpu-cap\/fail\/pod-(claim|template)-/, "a pod's DRA claims are not counted (DRA claims are left to the webhook)"],
   [/^gpu-cap\/fail\/review-update-/, "UPDATEs of workloads are not judged (their pods are, when they are created)"],
