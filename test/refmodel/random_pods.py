@@ -53,14 +53,22 @@ MAIN_POLICY = {
              "mig": {"strategy": "mixed", "defaultProfile": "2g.12gb"}, "sharing": "none",
              "taints": [{"key": "gpu.example.com/zone", "value": "lab",
                          "effect": "PreferNoSchedule"}]},
+            # MIG on newer models: the RTX PRO 6000 Blackwell (4 compute slices, +gfx, +me.all and
+            # -me profiles) and the B300 (single strategy: the product label names the profile).
+            {"name": "rtx-pro", "nodeSelector": {POOL_KEY: "rtx-pro"},
+             "trust": "adversarial", "gpuModel": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+             "mig": {"strategy": "mixed", "defaultProfile": "1g.24gb"}, "sharing": "none"},
+            {"name": "b300", "nodeSelector": {POOL_KEY: "b300"},
+             "trust": "cooperative", "gpuModel": "NVIDIA-B300-SXM6-AC",
+             "mig": {"strategy": "single", "defaultProfile": "2g.67gb"}},
         ],
         "tenants": [
             {"name": "alpha", "namespaces": ["team-alpha", "alpha-*"],
              "labels": {"cost-center": "cc-1042"}, "maxGpusPerPod": 4,
-             "pools": ["a100-secure", "a30-lab"], "defaultPool": "a100-secure"},
+             "pools": ["a100-secure", "a30-lab", "rtx-pro"], "defaultPool": "a100-secure"},
             {"name": "beta", "namespaces": ["team-beta", "beta-*", "*-ml"],
              "labels": {"cost-center": "cc-2001", "team": "beta"},
-             "pools": ["h100-shared", "a100-inference"], "defaultPool": "h100-shared"},
+             "pools": ["h100-shared", "a100-inference", "b300"], "defaultPool": "h100-shared"},
             {"name": "gamma", "namespaces": ["gamma"], "maxGpusPerPod": 1, "pools": []},
         ],
     },
@@ -87,6 +95,7 @@ def relaxed_policy():
     s["deviceClasses"] = {"full": ["gpu.nvidia.com"], "mig": ["mig.nvidia.com", "nic.example.com"]}
     s["deviceAnnotationPrefixes"] = ["cdi.k8s.io/", "devices.example.com/"]
     s["gpuEnvVars"] = POLICY_ENV
+    s["gpuSharingAnnotations"] = ["gpu-fraction", "example.com/gpu-share"]
     a30 = s["pools"][3]
     a30.pop("mig")
     a30["sharing"] = "mps"
@@ -107,6 +116,7 @@ def noselector_policy():
     p["spec"]["rules"]["gpu-cap"] = "warn"
     p["spec"]["pools"][3]["sharing"] = "time-slicing"
     p["spec"]["pools"][1]["runtimeClasses"] = ["nvidia"]   # a pool list without a global one
+    p["spec"]["gpuSharingAnnotations"] = []                 # annotations judged by no rule
     return p
 
 
@@ -129,6 +139,16 @@ DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 # GPU classes of the default deviceClasses, a class that hands out no GPUs, a wrong spelling
 DEVICE_CLASSES = ["gpu.nvidia.com", "vfio.gpu.nvidia.com", "mig.nvidia.com", "nic.example.com",
                   "GPU.nvidia.com"]
+# Profiles of the newer tables (attributes included) and near misses: +me.all where the model has
+# none, +me where the RTX PRO has only -me, a B200 profile on a GB200.
+NEW_MIG_PROFILES = ["1g.24gb", "1g.24gb.gfx", "1g.24gb.me.all", "1g.24gb-me", "1g.24gb.me", "2g.48gb",
+                    "2g.48gb.gfx", "2g.48gb.me.all", "2g.48gb-me", "2g.48gb.me", "4g.96gb", "4g.96gb.gfx",
+                    "4g.96gb.me.all", "1g.34gb", "1g.34gb.me", "1g.34gb.me.all", "2g.67gb", "7g.269gb",
+                    "1g.35gb.me", "1g.47gb", "1g.45gb", "3g.139gb", "1g.23gb.gfx"]
+# Scheduler GPU shares by annotation (KAI, Run:ai) and near misses (prefixed, other case, .limit).
+SHARING_ANNOTATIONS = ["gpu-fraction", "gpu-memory", "gpu-fraction-num-devices", "example.com/gpu-share",
+                       "kai.scheduler/gpu-fraction", "run.ai/gpu-fraction", "GPU-Fraction", "gpu-fraction.limit",
+                       "gpu-fractions"]
 MIG_COUNTS = ["1", 1, "2", 3, "0", 7, 28, 29, "14", "500m", 10, 16, 17, "2.0", "1500m"]
 HOST_PATHS = [
     # the SPEC list, in various spellings
@@ -194,6 +214,8 @@ class Gen:
         self.later = random.Random(seed + 7919)
         self.dra_rng = random.Random(f"{seed}-device-classes")
         self.runtime_rng = random.Random(seed * 7919 + 17)
+        # Isolation v4 (newer MIG models, sharing annotations): a stream of its own.
+        self.v4 = random.Random(f"{seed}-isolation-v4")
         self.n = 0
 
     # --- resources -----------------------------------------------------------------------------
@@ -217,6 +239,8 @@ class Gen:
         self.device_class_resources(0.08, out)
         if r.random() < 0.04:
             out[_w(r, ["amd.com/gpu", "nvidia.com/gpu-memory", "example.com/fpga", "nvidia.com/gpus"])] = 1
+        if self.v4.random() < 0.08:
+            out["nvidia.com/mig-" + _w(self.v4, NEW_MIG_PROFILES)] = _w(self.v4, MIG_COUNTS)
         if r.random() < 0.05:
             # a sharing layer's fraction (gpuResources.fractional): a GPU pod, no GPUs counted
             out[_w(r, ["nvidia.com/gpumem", "nvidia.com/gpucores"])] = _w(r, ["4000", 30, "0", "1.5", "1e100"])
@@ -398,6 +422,13 @@ class Gen:
                                                   "H100-SXM5-80GB-shared"])
         if r.random() < 0.05:
             ns["kubernetes.io/arch"] = "amd64"
+        v = self.v4
+        if v.random() < 0.10:
+            ns[POOL_KEY] = _w(v, ["rtx-pro", "b300"])
+            if v.random() < 0.4:
+                ns["nvidia.com/gpu.product"] = _w(v, ["NVIDIA-B300-SXM6-AC-MIG-2g.67gb", "NVIDIA-B300-SXM6-AC-MIG-1g.34gb.me",
+                                                      "NVIDIA-B300-SXM6-AC-MIG-1g.34gb+me", "NVIDIA-B300-SXM6-AC",
+                                                      "NVIDIA-B300-SXM6-AC-MIG-1g.24gb"])
         if ns:
             spec["nodeSelector"] = ns
         if terms is not None:
@@ -530,6 +561,12 @@ class Gen:
                     "2g.12gb+me", "9g.90gb", "4g.24gb", "7g.40gb"])
         if r.random() < 0.2:
             out["example.com/owner"] = "ml-team"
+        v = self.v4
+        if v.random() < 0.12:
+            out[_w(v, SHARING_ANNOTATIONS)] = _w(v, ["0.5", "4000", "2", ""])
+        if v.random() < 0.04:
+            out["gpu-admission.io/mig-profile"] = _w(v, ["1g.24gb+gfx", "1g.24gb+me.all", "1g.24gb-me", "2g.48gb+me",
+                                                         "2g.67gb", "1g.34gb+me", "1g.24gb.gfx"])
         return out or None
 
     # --- pods ----------------------------------------------------------------------------------
@@ -750,6 +787,30 @@ def directed_cases():
             c("proxy", {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}, restartPolicy="Always")]),
         pod("d-privileged-ephemeral", "team-alpha", [c()], alpha_labels,
             ephemeralContainers=[c("debug", securityContext={"privileged": True})]),
+        # a scheduler's GPU share by annotation: a GPU pod (pinned to the default pool), refused in
+        # an adversarial pool, allowed in a cooperative one; prefixed keys are nobody's
+        pod("d-kai-fraction-default-pool", "team-alpha", [c()], alpha_labels, {"gpu-fraction": "0.5"}),
+        pod("d-kai-memory-secure", "team-alpha", [c()], alpha_labels, {"gpu-memory": "4000"}, nodeSelector=a100),
+        pod("d-kai-devices-coop", "team-beta", [c()], None, {"gpu-fraction-num-devices": "2", "gpu-fraction": "0.5"},
+            nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-kai-prefixed", "team-alpha", [c()], alpha_labels, {"kai.scheduler/gpu-fraction": "0.5"}, nodeSelector=a100),
+        pod("d-kai-unmapped", "default", [c()], None, {"gpu-fraction": "0.5"}),
+        # MIG on newer models: RTX PRO 6000 Blackwell (4 slices, attributes) and B300 (single)
+        pod("d-rtx-gfx", "team-alpha", [c(limits={"nvidia.com/mig-1g.24gb.gfx": 4})], alpha_labels,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-me-all-5", "team-alpha", [c(limits={"nvidia.com/mig-1g.24gb.me.all": 5})], alpha_labels,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-no-me", "team-alpha", [c(limits={"nvidia.com/mig-2g.48gb-me": 2})], alpha_labels,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-2g-me", "team-alpha", [c(limits={"nvidia.com/mig-2g.48gb.me": 1})], alpha_labels,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-whole", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], alpha_labels,
+            {"gpu-admission.io/mig-profile": "1g.24gb+gfx"}, nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-b300-single", "team-beta", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "b300"}),
+        pod("d-b300-single-me", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            nodeSelector={POOL_KEY: "b300", "nvidia.com/gpu.product": "NVIDIA-B300-SXM6-AC-MIG-1g.34gb.me"}),
+        pod("d-nopool-rtx-1g24", "gamma", [c(limits={"nvidia.com/mig-1g.24gb": 1})]),
+        pod("d-nopool-rtx-4g96-gfx", "gamma", [c(limits={"nvidia.com/mig-4g.96gb.gfx": 1})]),
     ]
 
 

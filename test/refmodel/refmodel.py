@@ -36,7 +36,9 @@ SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
 MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 
-# MIG profile tables per gpuModel family, and compute slices (A30: 4, others 7).
+# MIG profile tables per gpuModel family, and compute slices (A30 and RTX PRO 6000 Blackwell: 4,
+# others 7). A profile with an attribute (+me, +me.all, +gfx, -me) is the same slice as its base
+# profile, valid only where the table lists it.
 MIG_TABLES = {
     "A30": ["1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"],
     "A100-40GB": ["1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"],
@@ -44,33 +46,43 @@ MIG_TABLES = {
     "H100-94GB": ["1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"],
     "H200": ["1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"],
     "B200": ["1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"],
+    "GB200": ["1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"],
+    "B300": ["1g.34gb", "1g.34gb+me", "1g.67gb", "2g.67gb", "3g.135gb", "4g.135gb", "7g.269gb"],
+    "GB300": ["1g.35gb", "1g.35gb+me", "1g.70gb", "2g.70gb", "3g.139gb", "4g.139gb", "7g.278gb"],
+    "RTX-PRO-6000": ["1g.24gb", "1g.24gb+me", "1g.24gb+gfx", "1g.24gb+me.all", "1g.24gb-me", "2g.48gb",
+                     "2g.48gb+gfx", "2g.48gb+me.all", "2g.48gb-me", "4g.96gb", "4g.96gb+gfx"],
 }
+FOUR_SLICE_FAMILIES = ("A30", "RTX-PRO-6000")
 
 
 def mig_family(model):
-    """docs/design.md: gpuModel is matched to a table by family."""
-    m = (model or "").upper()
-    if "A30" in m:
-        return "A30"
-    if "A100" in m and "40GB" in m:
-        return "A100-40GB"
-    if "H100" in m and ("NVL" in m or "94GB" in m):
-        return "H100-94GB"
+    """docs/design.md: gpuModel is matched to a table by family (the product name in upper case
+    without spaces, '-' and '_'; GB200/GB300 before B200/B300, which they contain)."""
+    m = re.sub(r"[-_ ]", "", (model or "").upper())
+    if "RTXPRO6000" in m:
+        return "RTX-PRO-6000"
+    for fam in ("GB300", "B300", "GB200", "B200"):
+        if fam in m:
+            return fam
     if "H200" in m:
         return "H200"
-    if "B200" in m:
-        return "B200"
-    if ("A100" in m or "H100" in m) and "80GB" in m:
+    if "H100" in m and ("NVL" in m or "94GB" in m):
+        return "H100-94GB"
+    if "A100" in m and "40GB" in m:
+        return "A100-40GB"
+    if "A100" in m or "H100" in m:
         return "80GB"
+    if "A30" in m:
+        return "A30"
     return None
 
 
 def compute_slices(model):
-    return 4 if mig_family(model) == "A30" else 7
+    return family_slices(mig_family(model))
 
 
 def family_slices(family):
-    return 4 if family == "A30" else 7
+    return 4 if family in FOUR_SLICE_FAMILIES else 7
 
 
 def any_model_share(profile, g):
@@ -91,6 +103,14 @@ def valid_profiles(model):
 def profile_resource_suffix(profile):
     """The device plugin exposes profile P as nvidia.com/mig-P with '+' turned into '.'."""
     return profile.replace("+", ".")
+
+
+def profile_from_suffix(name):
+    """The inverse: '1g.24gb.me.all' -> '1g.24gb+me.all', '.gfx' -> '+gfx', '.me' -> '+me'."""
+    for suffix in (".me.all", ".gfx", ".me"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)] + "+" + suffix[1:]
+    return name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,6 +214,10 @@ DEFAULT_ANNOTATION_PREFIXES = ["cdi.k8s.io/", "nvidia.cdi.k8s.io/", "devices.nod
                                "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/",
                                "mounts.noderesource.dev/", "mounts.nri.io/", "io.kubernetes.cri-o.Devices"]
 
+# the default gpuSharingAnnotations: KAI Scheduler's and Run:ai's GPU fractions, exact keys.
+DEFAULT_SHARING_ANNOTATIONS = ["gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"]
+
+
 class Policy:
     def __init__(self, doc):
         self.doc = doc
@@ -210,6 +234,7 @@ class Policy:
         self.class_mig = list(dc.get("mig", ["mig.nvidia.com"]))
         self.extra_host_paths = [normalize_path(p) for p in spec.get("gpuHostPaths") or []]
         self.annotation_prefixes = list(spec.get("deviceAnnotationPrefixes", DEFAULT_ANNOTATION_PREFIXES))
+        self.sharing_annotations = list(spec.get("gpuSharingAnnotations", DEFAULT_SHARING_ANNOTATIONS))
         self.device_env = DEVICE_ENV + tuple(spec.get("gpuEnvVars") or [])
         self.runtime_classes = list(spec.get("runtimeClasses") or [])
         d = spec.get("defaults") or {}
@@ -254,15 +279,13 @@ class Policy:
         return None
 
     def mig_profile_of(self, resource):
-        """nvidia.com/mig-1g.10gb.me -> '1g.10gb+me' (the table's spelling)."""
-        name = resource[len(self.mig_prefix):]
-        if name.endswith(".me"):
-            name = name[:-3] + "+me"
-        return name
+        """nvidia.com/mig-1g.10gb.me -> '1g.10gb+me', .me.all -> +me.all, .gfx -> +gfx (the
+        table's spelling; '-me' is spelled alike)."""
+        return profile_from_suffix(resource[len(self.mig_prefix):])
 
     def mig_compute_units(self, resource):
-        """g of `<g>g.<mem>gb[.me]`; None when the name cannot be read (then: one whole GPU)."""
-        m = re.fullmatch(r"([0-9]+)g\.[0-9]+gb(\.me)?", resource[len(self.mig_prefix):])
+        """g of `<g>g.<mem>gb[attribute]`; None when the name cannot be read (then: one whole GPU)."""
+        m = re.fullmatch(r"([0-9]+)g\.[0-9]+gb(\.me\.all|\.me|\.gfx|-me)?", resource[len(self.mig_prefix):])
         if not m or int(m.group(1)) == 0:
             return None
         return int(m.group(1))
@@ -344,9 +367,11 @@ def container_asks_fraction(policy, c):
                for section in ("limits", "requests") for name, value in (res.get(section) or {}).items())
 
 
-def gpu_info(policy, spec, pool, quirks=frozenset()):
+def gpu_info(policy, spec, pool, quirks=frozenset(), meta=None):
     """Pod total = max(sum apps + sum restartable inits, max over init i of (its units +
-    restartable inits before it)); compared exactly."""
+    restartable inits before it)); compared exactly. A pod annotation in gpuSharingAnnotations
+    (a scheduler's GPU fraction) makes a GPU pod and counts no GPUs (docs/design.md), as a
+    fractional resource does."""
     slices = compute_slices(pool.get("gpuModel")) if pool else None
     info = GpuInfo()
     apps = Fraction(0)
@@ -372,7 +397,13 @@ def gpu_info(policy, spec, pool, quirks=frozenset()):
             init_max = max(init_max, u + sidecars)
     info.total = max(apps + sidecars, init_max)
     info.asks |= info.total > 0
+    info.asks |= bool(sharing_annotations(policy, meta))
     return info
+
+
+def sharing_annotations(policy, meta):
+    """The pod's annotation keys in gpuSharingAnnotations (exact keys)."""
+    return [k for k in ((meta or {}).get("annotations") or {}) if k in policy.sharing_annotations]
 
 
 def container_asks_for_gpu(policy, c):
@@ -563,7 +594,7 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
     pool-selector, hide-gpus, in that order (docs/design.md)."""
     meta, spec = pod["metadata"], pod["spec"]
     tgt = targeting(policy, spec)
-    info = gpu_info(policy, spec, pod_pool(policy, tgt, tenant, True))
+    info = gpu_info(policy, spec, pod_pool(policy, tgt, tenant, True), meta=meta)
 
     # The pool pool-selector pins an unpinned GPU pod to (its tenant's defaultPool), if it can:
     # it only adds missing nodeSelector keys, never overwrites one (docs/design.md). It applies to
@@ -637,7 +668,9 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
         for k, v in selector_pool["nodeSelector"].items():
             ns.setdefault(k, v)
 
-    if policy.mutations["hide-gpus"]:
+    # hide-gpus leaves a pod with a GPU-sharing annotation alone: its scheduler decides which
+    # containers get the share (docs/design.md).
+    if policy.mutations["hide-gpus"] and not sharing_annotations(policy, meta):
         for kind, _, c in resource_containers(spec):
             if container_asks_for_gpu(policy, c):
                 continue
@@ -672,18 +705,18 @@ def prefix_can_form(prefix, name):
 def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     meta, spec = pod["metadata"], pod["spec"]
     tgt = targeting(policy, spec)
-    gpu_pod = gpu_info(policy, spec, None).asks
+    gpu_pod = gpu_info(policy, spec, None, meta=meta).asks
     pool = pod_pool(policy, tgt, tenant, gpu_pod)
     if "multi-pool-as-unpinned" in quirks:
         pool = _quirk_binary_pool(policy, spec, tenant, gpu_pod)
     if pool is None and "unpinned-in-default-pool" in quirks:
-        pool = _quirk_default_pool(policy, tenant, gpu_info(policy, spec, None), tgt)
+        pool = _quirk_default_pool(policy, tenant, gpu_info(policy, spec, None, meta=meta), tgt)
     if selector_pool is not None and "chain-selector-pins" in quirks:
         pool = selector_pool
         tgt = Targeting(tgt.named, True, False)
         tgt.selector_pinned = True
     res.pool = pool["name"] if pool else None
-    info = gpu_info(policy, spec, pool, quirks)
+    info = gpu_info(policy, spec, pool, quirks, meta=meta)
     labels = meta.get("labels") or {}
     annotations = meta.get("annotations") or {}
     ns = spec.get("nodeSelector") or {}
@@ -780,6 +813,8 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
                 for name, value in (r.get(section) or {}).items():
                     if policy.gpu_kind(name) in ("shared", "fractional") and asks_for_something(value):
                         res.add("gpu-sharing", f"{kind}[{i}] {section}[{name}]")
+        for key in sharing_annotations(policy, meta):
+            res.add("gpu-sharing", f"annotation {key}")
         if REPLICAS_LABEL in ns:
             res.add("gpu-sharing", "nodeSelector gpu.replicas")
         if PRODUCT_LABEL in ns and ns[PRODUCT_LABEL].upper().endswith("-SHARED"):
