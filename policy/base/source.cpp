@@ -34,7 +34,11 @@ std::string format_issue(const Issue& issue, std::string_view file) {
     out += ':' + std::to_string(issue.mark.line);
     if (issue.mark.column > 0) out += ':' + std::to_string(issue.mark.column);
   }
-  out += issue.severity == Issue::Severity::Error ? ": error: " : ": warning: ";
+  switch (issue.severity) {
+    case Issue::Severity::Error: out += ": error: "; break;
+    case Issue::Severity::Warning: out += ": warning: "; break;
+    case Issue::Severity::Note: out += ": note: "; break;
+  }
   if (!issue.path.empty()) {
     out += issue.path;
     out += ": ";

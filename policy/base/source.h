@@ -29,7 +29,9 @@ class SourceMap {
 };
 
 struct Issue {
-  enum class Severity { Error, Warning };
+  // Note: a fact `policy lint` prints about how the policy meets the cluster (lint_notes): never
+  // among a load's issues, never counted as a warning.
+  enum class Severity { Error, Warning, Note };
   Severity severity = Severity::Error;
   std::string path;     // field path, e.g. spec.tenants[2].pools[0]
   std::string message;  // e.g. unknown pool "a100-sec"
@@ -40,7 +42,7 @@ using Issues = std::vector<Issue>;
 
 bool has_errors(const Issues& issues);
 
-// "FILE:LINE:COL: error: PATH: MESSAGE" (line/column left out when unknown).
+// "FILE:LINE:COL: error: PATH: MESSAGE" (line/column left out when unknown; "warning", "note").
 std::string format_issue(const Issue& issue, std::string_view file);
 
 // Path building shared by every reader so that paths and source maps agree.

@@ -84,6 +84,13 @@ Pool make_pool(const PoolConfig& pc, int index, const std::string& mig_prefix) {
   return pool;
 }
 
+// The MIG tables' family names, for errors: "A30-24GB, A100-40GB, ...".
+std::string known_mig_families() {
+  std::string out;
+  for (const MigModelTable& table : all_mig_tables()) out += (out.empty() ? "" : ", ") + std::string(table.family);
+  return out;
+}
+
 // A MIG pool needs a model with a MIG table and a default profile valid for it.
 void check_pool_mig(const PoolConfig& pc, const std::string& path, Pool& pool,
                     const CompiledPolicy::CompileErrors& error) {
@@ -92,8 +99,8 @@ void check_pool_mig(const PoolConfig& pc, const std::string& path, Pool& pool,
     if (pc.gpu_model.empty()) {
       error(path + ".gpuModel", "required when mig.strategy is " + strategy);
     } else if (!pool.mig_table) {
-      error(path + ".gpuModel", "no MIG profile table for gpuModel \"" + pc.gpu_model +
-                                    "\" (known: A30, A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200)");
+      error(path + ".gpuModel", "no MIG profile table for gpuModel \"" + pc.gpu_model + "\" (known: " +
+                                    known_mig_families() + ")");
     }
     if (pc.mig_default_profile.empty())
       error(path + ".mig", "missing required field \"defaultProfile\" for mig.strategy " + strategy);
@@ -305,6 +312,16 @@ CompiledPolicy::GpuKind CompiledPolicy::classify_device_class(std::string_view d
   for (const auto& [name, kind] : device_class_kinds_)
     if (name == device_class) return kind;
   return GpuKind::NotGpu;
+}
+
+bool CompiledPolicy::imex_device_class(std::string_view device_class) const {
+  return std::find(config_.device_classes_imex.begin(), config_.device_classes_imex.end(), device_class) !=
+         config_.device_classes_imex.end();
+}
+
+bool CompiledPolicy::imex_device_class_allowed(std::string_view device_class) const {
+  return std::find(config_.device_classes_imex_allowed.begin(), config_.device_classes_imex_allowed.end(),
+                   device_class) != config_.device_classes_imex_allowed.end();
 }
 
 CompiledPolicy::GpuKind CompiledPolicy::classify_long_resource(std::string_view resource) const {

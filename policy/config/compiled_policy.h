@@ -165,6 +165,12 @@ class CompiledPolicy {
   const std::vector<std::string>& gpu_env_vars() const { return config_.gpu_env_vars; }
   // Pod annotation prefixes that inject devices (spec.deviceAnnotationPrefixes).
   const std::vector<std::string>& device_annotation_prefixes() const { return config_.device_annotation_prefixes; }
+  // Pod annotation keys with which a scheduler shares a GPU between pods (spec.gpuSharingAnnotations).
+  const std::vector<std::string>& gpu_sharing_annotations() const { return config_.gpu_sharing_annotations; }
+  // DRA: the compute-domain driver's IMEX classes (spec.deviceClasses.imex) and those whose
+  // every-channel requests adversarial pools accept (spec.deviceClasses.imexAllowed).
+  bool imex_device_class(std::string_view device_class) const;
+  bool imex_device_class_allowed(std::string_view device_class) const;
   // The runtimeClassName values a GPU pod in `pool` (nullptr: no pool) may use: the pool's
   // runtimeClasses when it lists some, else spec.runtimeClasses; empty: any.
   const std::vector<std::string>& runtime_classes_for(const Pool* pool) const {

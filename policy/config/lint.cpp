@@ -380,6 +380,28 @@ constexpr std::array<Check, 18> kChecks = {
 
 }  // namespace
 
+void lint_notes(const PolicyConfig& config, Issues& notes) {
+  if (config.rule_actions[static_cast<size_t>(RuleId::GpuDeviceAccess)] == Action::Off) return;
+  // Since Kubernetes 1.33 only a namespace labelled resource.kubernetes.io/admin-access: "true" may
+  // create claims with adminAccess; gpu-device-access refuses them wherever it runs.
+  const std::string what =
+      "DRA adminAccess reaches GPUs allocated to other pods: gpu-device-access refuses it in every namespace that is "
+      "not exempt, also in one the API server lets use it (label resource.kubernetes.io/admin-access: \"true\")";
+  if (config.exempt_namespaces.empty()) {
+    notes.push_back({Issue::Severity::Note, "spec.exemptions.namespaces",
+                     what + "; no namespace is exempt, so no pod may use it: exempt the platform namespace whose "
+                            "tools need it (device monitoring, health checks)",
+                     {}});
+    return;
+  }
+  std::string names;
+  for (const auto& ns : config.exempt_namespaces) names += (names.empty() ? "" : ", ") + quote(ns);
+  notes.push_back({Issue::Severity::Note, "spec.exemptions.namespaces",
+                   what + ": run the tools that need it (device monitoring, health checks) in an exempt platform "
+                          "namespace (" + names + ")",
+                   {}});
+}
+
 void lint_policy(const PolicyConfig& config, const SourceMap& marks, Issues& issues, int64_t now) {
   Lint lint{config, marks, issues, now};
   for (Check check : kChecks) check(lint);

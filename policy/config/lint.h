@@ -15,4 +15,10 @@ namespace gpu_admission::policy {
 inline constexpr int64_t kExpiryNoticeSeconds = 14 * 86400;
 void lint_policy(const PolicyConfig& config, const SourceMap& marks, Issues& issues, int64_t now = kUnknownTime);
 
+// Appends the notes `policy lint` prints after its warnings (Severity::Note, path and message, no
+// mark): how the policy meets the cluster where nothing is wrong with it. Today one: DRA
+// adminAccess is refused outside the exempt namespaces, whatever the namespace's
+// resource.kubernetes.io/admin-access label says, so the tools that need it belong there.
+void lint_notes(const PolicyConfig& config, Issues& notes);
+
 }  // namespace gpu_admission::policy

@@ -100,6 +100,12 @@ struct PolicyConfig {
   std::vector<std::string> gpu_fractional;  // a sharing layer's per-GPU fractions: GPU pods, no GPUs counted
   std::vector<std::string> device_classes_full = {"gpu.nvidia.com", "vfio.gpu.nvidia.com"};  // DRA
   std::vector<std::string> device_classes_mig = {"mig.nvidia.com"};
+  // DRA classes of the compute-domain driver: IMEX channels and daemons (Multi-Node NVLink). A
+  // request that reaches every channel of a domain is refused in adversarial pools unless its
+  // class is in device_classes_imex_allowed.
+  std::vector<std::string> device_classes_imex = {"compute-domain-default-channel.nvidia.com",
+                                                  "compute-domain-daemon.nvidia.com", "imex.nvidia.com"};
+  std::vector<std::string> device_classes_imex_allowed;
   std::vector<std::string> gpu_host_paths;                           // added to the built-in list
   // Annotations that inject devices or host mounts: CDI, NVIDIA's CDI, NRI's device injector
   // (devices, CDI devices, and mounts of any host path), and CRI-O's device list.
@@ -107,6 +113,9 @@ struct PolicyConfig {
       "cdi.k8s.io/",     "nvidia.cdi.k8s.io/", "devices.noderesource.dev/", "cdi-devices.noderesource.dev/",
       "devices.nri.io/", "cdi-devices.nri.io/", "mounts.noderesource.dev/", "mounts.nri.io/",
       "io.kubernetes.cri-o.Devices"};
+  // Pod annotations with which a scheduler shares GPUs between pods (KAI Scheduler, Run:ai: a
+  // fraction or an amount of memory of a GPU, no isolation between the pods); exact keys.
+  std::vector<std::string> gpu_sharing_annotations = {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"};
   std::vector<std::string> runtime_classes;              // GPU pods' runtimeClassName; empty: any
   std::vector<TolerationConfig> device_tolerations;      // DRA device tolerations tenants may carry
   std::optional<int64_t> default_max_gpus_per_pod;

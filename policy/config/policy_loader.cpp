@@ -1,5 +1,6 @@
 #include "policy/config/policy_loader.h"
 
+#include <algorithm>
 #include <set>
 #include <span>
 
@@ -22,12 +23,13 @@ constexpr std::string_view kDocumentFields[] = {"apiVersion", "kind", "metadata"
 // Kubernetes-style metadata: only the name is used; labels and annotations are allowed.
 constexpr std::string_view kMetadataFields[] = {"name", "labels", "annotations", "namespace"};
 constexpr std::string_view kSpecFields[] = {"exemptions", "gpuResources", "deviceClasses", "gpuHostPaths", "gpuEnvVars",
-                                            "deviceAnnotationPrefixes", "defaults", "rules", "mutations",
+                                            "deviceAnnotationPrefixes", "gpuSharingAnnotations", "defaults",
+                                            "rules", "mutations",
                                             "pools", "tenants", "workloads", "runtimeClasses",
                                             "deviceTolerations", "enforcement", "exceptions"};
 constexpr std::string_view kExemptionFields[] = {"namespaces", "usernames"};
 constexpr std::string_view kGpuResourceFields[] = {"full", "migPrefix", "shared", "fractional"};
-constexpr std::string_view kDeviceClassFields[] = {"full", "mig"};
+constexpr std::string_view kDeviceClassFields[] = {"full", "mig", "imex", "imexAllowed"};
 constexpr std::string_view kDefaultsFields[] = {"maxGpusPerPod", "unmappedGpuPods", "gpuTaints"};
 constexpr std::string_view kTaintFields[] = {"key", "value", "effect"};
 constexpr std::string_view kPoolFields[] = {"name", "nodeSelector", "trust", "gpuModel", "mig", "sharing", "taints",
@@ -230,6 +232,9 @@ void read_device_classes(Reader& r, const json& spec, PolicyConfig& config) {
   r.check_fields(*d, p, fields_of("spec.deviceClasses"));
   if (d->contains("full")) r.read_string_list((*d)["full"], p + ".full", config.device_classes_full);
   if (d->contains("mig")) r.read_string_list((*d)["mig"], p + ".mig", config.device_classes_mig);
+  if (d->contains("imex")) r.read_string_list((*d)["imex"], p + ".imex", config.device_classes_imex);
+  if (d->contains("imexAllowed"))
+    r.read_string_list((*d)["imexAllowed"], p + ".imexAllowed", config.device_classes_imex_allowed);
 }
 
 // spec.gpuHostPaths: absolute paths, each denied with everything under it.
@@ -264,6 +269,30 @@ void read_gpu_env_vars(Reader& r, const json& spec, PolicyConfig& config) {
 void read_device_annotation_prefixes(Reader& r, const json& spec, PolicyConfig& config) {
   if (!spec.contains("deviceAnnotationPrefixes")) return;
   r.read_string_list(spec["deviceAnnotationPrefixes"], "spec.deviceAnnotationPrefixes", config.device_annotation_prefixes);
+}
+
+// An annotation key as Kubernetes spells one: `name` or `prefix/name`, both parts non-empty,
+// printable ASCII without spaces.
+bool annotation_key_shape(std::string_view key) {
+  const size_t slash = key.find('/');
+  if (key.empty() || slash == 0 || slash + 1 == key.size()) return false;
+  if (slash != std::string_view::npos && key.find('/', slash + 1) != std::string_view::npos) return false;
+  return std::all_of(key.begin(), key.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; });
+}
+
+// spec.gpuSharingAnnotations: exact pod annotation keys (not prefixes: KAI and Run:ai read
+// `gpu-fraction` as it is, and `example.com/gpu-fraction` is nobody's).
+void read_gpu_sharing_annotations(Reader& r, const json& spec, PolicyConfig& config) {
+  if (!spec.contains("gpuSharingAnnotations")) return;
+  const std::string p = "spec.gpuSharingAnnotations";
+  const json& list = spec["gpuSharingAnnotations"];
+  r.read_string_list(list, p, config.gpu_sharing_annotations);
+  if (!list.is_array()) return;
+  // Indexed by the YAML list: an entry that is not a string was already reported, and not kept.
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i].is_string() && !list[i].get<std::string>().empty() &&
+        !annotation_key_shape(list[i].get<std::string>()))
+      r.error(index_path(p, i), "must be an annotation key: name or prefix/name, without spaces");
 }
 
 void read_defaults(Reader& r, const json& spec, PolicyConfig& config) {
@@ -334,6 +363,7 @@ void read_spec(Reader& r, const json& spec, PolicyConfig& config) {
   read_gpu_host_paths(r, spec, config);
   read_gpu_env_vars(r, spec, config);
   read_device_annotation_prefixes(r, spec, config);
+  read_gpu_sharing_annotations(r, spec, config);
   read_defaults(r, spec, config);
   read_rules(r, spec, config);
   read_mutations(r, spec, config);
@@ -469,10 +499,15 @@ json policy_config_to_json(const PolicyConfig& c) {
       {"spec",
        {{"exemptions", {{"namespaces", c.exempt_namespaces}, {"usernames", c.exempt_usernames}}},
         {"gpuResources", {{"full", c.gpu_full}, {"migPrefix", c.mig_prefix}, {"shared", c.gpu_shared}}},
-        {"deviceClasses", {{"full", c.device_classes_full}, {"mig", c.device_classes_mig}}},
+        {"deviceClasses",
+         {{"full", c.device_classes_full},
+          {"mig", c.device_classes_mig},
+          {"imex", c.device_classes_imex},
+          {"imexAllowed", c.device_classes_imex_allowed}}},
         {"gpuHostPaths", c.gpu_host_paths},
         {"gpuEnvVars", c.gpu_env_vars},
         {"deviceAnnotationPrefixes", c.device_annotation_prefixes},
+        {"gpuSharingAnnotations", c.gpu_sharing_annotations},
         {"defaults", defaults},
         {"rules", rules},
         {"mutations", mutations},

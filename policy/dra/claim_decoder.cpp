@@ -154,6 +154,15 @@ class Decoder : public dom::Reader {
     return optional_string(sharing, "strategy", out.sharing_strategy, sharing_at);
   }
 
+  // opaque.parameters of the compute-domain driver: kind and allocationMode.
+  bool compute_domain_parameters(object opaque, DriverConfigView& out, const Loc& opaque_at) {
+    Loc params_at = opaque_at.child("parameters");
+    object params;
+    if (!child_object(opaque, "parameters", params, params_at)) return !error;
+    return optional_string(params, "kind", out.parameters_kind, params_at) &&
+           optional_string(params, "allocationMode", out.allocation_mode, params_at);
+  }
+
   bool config_entry(object cfg, uint32_t index, const Loc& at) {
     std::vector<std::string_view> names;
     element v;
@@ -175,7 +184,9 @@ class Decoder : public dom::Reader {
     out.index = index;
     out.requests = std::move(names);
     if (!optional_string(opaque, "driver", out.driver, opaque_at)) return false;
-    return out.driver != kNvidiaGpuDriver || nvidia_parameters(opaque, out, opaque_at);
+    if (out.driver == kNvidiaGpuDriver) return nvidia_parameters(opaque, out, opaque_at);
+    if (out.driver == kComputeDomainDriver) return compute_domain_parameters(opaque, out, opaque_at);
+    return true;
   }
 
   bool configs(object devices, const Loc& devices_at) {

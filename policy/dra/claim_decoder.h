@@ -4,8 +4,8 @@
 // fields flat on the request, or `firstAvailable:`). As in the pod decoder, a field we read
 // that has the wrong type is an error naming its full path from the object root
 // (`spec.spec.devices.requests[0].firstAvailable[2].deviceClassName`), and fields we do not
-// need are not looked at: the opaque parameters of drivers other than gpu.nvidia.com, whose
-// shape is theirs, are not read at all.
+// need are not looked at: the opaque parameters of drivers other than gpu.nvidia.com and
+// compute-domain.nvidia.com, whose shape is theirs, are not read at all.
 #pragma once
 
 #include <optional>
@@ -18,8 +18,11 @@
 
 namespace gpu_admission::policy {
 
-// The driver whose opaque configuration we read (GpuConfig, MigDeviceConfig: sharing.strategy).
+// The drivers whose opaque configuration we read: the GPU driver's (GpuConfig, MigDeviceConfig:
+// sharing.strategy, whose mpsConfig, multiUser included, is MPS's business) and the compute-domain
+// driver's (ComputeDomainChannelConfig: allocationMode; ComputeDomainDaemonConfig).
 inline constexpr std::string_view kNvidiaGpuDriver = "gpu.nvidia.com";
+inline constexpr std::string_view kComputeDomainDriver = "compute-domain.nvidia.com";
 
 // "ResourceClaim" -> Claim, "ResourceClaimTemplate" -> Template; false for other kinds.
 // `out` may be null.

@@ -40,6 +40,8 @@ RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& c
   out.name = request.name;
   out.first_available = request.first_available;
   for (const DeviceSubrequest& sub : request.alternatives) {
+    const bool imex = counting.imex_class ? counting.imex_class(sub.device_class) : default_imex_class(sub.device_class);
+    if (imex && (sub.mode == AllocationMode::All || sub.count > 1)) out.imex_every_channel.push_back(sub.device_class);
     SubrequestGpus alt = count_subrequest(sub, counting, memory);
     if (!alt.gpu) continue;
     out.gpu = true;
@@ -52,7 +54,16 @@ RequestGpus count_devices(const DeviceRequestView& request, const GpuCounting& c
     out.profiles.insert(out.profiles.end(), alt.profiles.begin(), alt.profiles.end());
   }
   sort_unique(out.profiles);
+  sort_unique(out.imex_every_channel);
   return out;
+}
+
+// A compute-domain config reaching every IMEX channel applies to `out`: every alternative's class
+// of its request reaches them (the driver applies its config to its own devices, whichever
+// alternative is allocated).
+void add_imex_configured(const DeviceRequestView& request, RequestGpus& out) {
+  for (const DeviceSubrequest& sub : request.alternatives) out.imex_every_channel.push_back(sub.device_class);
+  sort_unique(out.imex_every_channel);
 }
 
 // Sets `flag` on the requests that a config `asks` for applies to, in (requests + names) log
@@ -144,6 +155,17 @@ bool config_asks_time_slicing(const DriverConfigView& config) {
   return nvidia_sharing_config(config) && iequals(config.sharing_strategy, "TimeSlicing");
 }
 
+bool config_reaches_every_imex_channel(const DriverConfigView& config) {
+  if (config.driver != kComputeDomainDriver) return false;
+  return config.parameters_kind == "ComputeDomainDaemonConfig" ||
+         (config.parameters_kind == "ComputeDomainChannelConfig" && iequals(config.allocation_mode, "All"));
+}
+
+bool default_imex_class(std::string_view device_class) {
+  return device_class == "compute-domain-default-channel.nvidia.com" ||
+         device_class == "compute-domain-daemon.nvidia.com" || device_class == "imex.nvidia.com";
+}
+
 bool config_applies_to(const DriverConfigView& config, std::string_view request) {
   if (config.requests.empty()) return true;
   for (std::string_view listed : config.requests)
@@ -158,7 +180,9 @@ RequestGpus count_request(const ClaimView& claim, const DeviceRequestView& reque
     if (!config_applies_to(config, request.name)) continue;
     out.mps = out.mps || config_asks_mps(config);
     out.time_slicing = out.time_slicing || config_asks_time_slicing(config);
+    out.imex_config = out.imex_config || config_reaches_every_imex_channel(config);
   }
+  if (out.imex_config) add_imex_configured(request, out);
   return out;
 }
 
@@ -169,7 +193,11 @@ ClaimGpus count_claim_gpus(const ClaimView& claim, const GpuCounting& counting, 
     out.requests.push_back(count_devices(request, counting, memory));
   mark_configured(claim, out.requests, config_asks_mps, &RequestGpus::mps);
   mark_configured(claim, out.requests, config_asks_time_slicing, &RequestGpus::time_slicing);
+  mark_configured(claim, out.requests, config_reaches_every_imex_channel, &RequestGpus::imex_config);
+  for (size_t i = 0; i < out.requests.size(); ++i)
+    if (out.requests[i].imex_config) add_imex_configured(claim.requests[i], out.requests[i]);
   for (const RequestGpus& r : out.requests) {
+    out.imex_every_channel = out.imex_every_channel || !r.imex_every_channel.empty();
     out.mps = out.mps || r.mps;
     out.time_slicing = out.time_slicing || r.time_slicing;
     if (!r.gpu) continue;

@@ -1,6 +1,7 @@
 // GPUs a ResourceClaim asks for, in exact integer compute slices, and the facts rules
 // need per request (GPU or not, allocationMode All, adminAccess, MPS or time-slicing sharing, a
-// share of a device through consumable capacity, pinned MIG profiles). Pure functions over a
+// share of a device through consumable capacity, pinned MIG profiles, IMEX channels of a whole
+// compute domain). Pure functions over a
 // decoded ClaimView; the caller says which device classes are GPU classes and how many slices a
 // GPU and a MIG profile have (from the policy and the pool).
 //
@@ -54,6 +55,11 @@ enum class GpuClassKind : uint8_t { NotGpu, Full, Mig };
 // mig.nvidia.com is Mig.
 GpuClassKind default_gpu_class_kind(std::string_view device_class);
 
+// The compute-domain driver's default classes (IMEX channels and daemons of Multi-Node NVLink
+// domains): compute-domain-default-channel.nvidia.com, compute-domain-daemon.nvidia.com, and
+// imex.nvidia.com (the IMEX channel class of earlier driver versions).
+bool default_imex_class(std::string_view device_class);
+
 struct GpuCounting {
   // What a device class is; empty: default_gpu_class_kind.
   std::function<GpuClassKind(std::string_view device_class)> class_kind;
@@ -62,6 +68,8 @@ struct GpuCounting {
   // Slices of a MIG profile ("1g.10gb" -> 1); nullopt (or below 1) when unknown: the device
   // counts as a whole GPU. Empty: mig_profile_slices (the leading "<g>g.").
   std::function<std::optional<int>(std::string_view profile)> profile_slices;
+  // Whether a device class hands out IMEX channels or daemons; empty: default_imex_class.
+  std::function<bool(std::string_view device_class)> imex_class;
 };
 
 struct SubrequestGpus {
@@ -74,7 +82,8 @@ struct SubrequestGpus {
 };
 
 struct RequestGpus {
-  explicit RequestGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : profiles(memory) {}
+  explicit RequestGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource())
+      : profiles(memory), imex_every_channel(memory) {}
   uint32_t index = 0;          // spec.devices.requests[index]
   std::string_view name;
   bool first_available = false;
@@ -90,6 +99,13 @@ struct RequestGpus {
   bool capacity = false;       // a GPU alternative asks for a share of a device (capacity.requests)
   int64_t slices = 0;          // the largest GPU alternative
   ProfileList profiles;        // profiles pinned by its MIG alternatives (sorted, distinct)
+  // IMEX: the device classes of its alternatives that reach every channel of a compute domain
+  // (sorted, distinct; views into the claim): an IMEX class asked with allocationMode All or a
+  // count above 1 (a range of channels), or any class under a compute-domain.nvidia.com config
+  // asking for all channels (ComputeDomainChannelConfig allocationMode All, any case) or for the
+  // domain's IMEX daemon (ComputeDomainDaemonConfig).
+  ProfileList imex_every_channel;
+  bool imex_config = false;    // a compute-domain config reaching every channel applies to the request
 };
 
 struct ClaimGpus {
@@ -101,6 +117,7 @@ struct ClaimGpus {
   bool mps = false;            // some request has `mps`
   bool time_slicing = false;   // some request has `time_slicing`
   bool capacity = false;       // some GPU request has `capacity`
+  bool imex_every_channel = false;  // some request has `imex_every_channel` entries
   std::pmr::vector<RequestGpus> requests;  // one per request of the claim, in order
 };
 
@@ -112,6 +129,10 @@ SubrequestGpus count_subrequest(const DeviceSubrequest& sub, const GpuCounting& 
 bool config_asks_mps(const DriverConfigView& config);
 // The same for sharing.strategy TimeSlicing (in any case).
 bool config_asks_time_slicing(const DriverConfigView& config);
+
+// True when `config` is a compute-domain driver config that reaches every IMEX channel of its
+// domain: ComputeDomainChannelConfig with allocationMode All (any case), or ComputeDomainDaemonConfig.
+bool config_reaches_every_imex_channel(const DriverConfigView& config);
 
 // True when `config` applies to the request named `request`: it lists no requests, or lists
 // `request` or `request/<subrequest>` (the part before the first '/' is the request).

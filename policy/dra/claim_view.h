@@ -52,6 +52,9 @@ struct DriverConfigView {
   std::string_view driver;                  // opaque.driver
   std::string_view parameters_kind;         // opaque.parameters.kind (GpuConfig, MigDeviceConfig, ...)
   std::string_view sharing_strategy;        // opaque.parameters.sharing.strategy (MPS, TimeSlicing)
+  // opaque.parameters.allocationMode of the compute-domain driver (ComputeDomainChannelConfig:
+  // Single, or All: every IMEX channel of the domain).
+  std::string_view allocation_mode;
   std::vector<std::string_view> requests;   // the requests it applies to; empty: all
 };
 

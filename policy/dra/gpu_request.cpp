@@ -124,6 +124,15 @@ std::string gpu_sources_text(const GpuRequest& gpu) {
   return out;
 }
 
+const std::pair<std::string_view, std::string_view>* gpu_sharing_annotation(const CompiledPolicy& policy,
+                                                                            const PodView& pod) {
+  const auto& keys = policy.gpu_sharing_annotations();
+  if (keys.empty()) return nullptr;
+  for (const auto& entry : pod.annotations)
+    if (std::find(keys.begin(), keys.end(), entry.first) != keys.end()) return &entry;
+  return nullptr;
+}
+
 GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
                                std::vector<QuantityProblem>* problems, const ClaimResolver* resolver,
                                std::string_view namespace_name, std::pmr::memory_resource* memory) {
@@ -183,6 +192,8 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
     }
   }
   out.resource_slices = std::max(sat_add(app_sum, restartable_sum), init_max);
+  // A scheduler's GPU share by annotation makes a GPU pod and counts no GPUs (as a fractional resource).
+  if (gpu_sharing_annotation(policy, pod)) out.asks_for_gpu = true;
   out.claims = resolve_pod_claims(policy, pod, pool, resolver, namespace_name, memory);
   out.slices = sat_add(out.resource_slices, out.claims.slices);
   return out;

@@ -35,7 +35,8 @@ struct GpuRequest {
   int64_t slices = 0;          // effective pod request in compute slices: resources + DRA claims (saturating)
   int64_t resource_slices = 0; // through extended resources (nvidia.com/gpu, MIG, shared, device classes)
   int slices_per_gpu = 7;      // of the pool's model; kAnyModelSlicesPerGpu without a pool
-  bool asks_for_gpu = false;   // some non-ephemeral container has a GPU quantity that is not exactly 0
+  bool asks_for_gpu = false;   // some non-ephemeral container has a GPU quantity that is not exactly 0, or
+                               // the pod has a spec.gpuSharingAnnotations annotation
   std::string_view first_resource;  // the first GPU resource name asked for
   CompiledPolicy::GpuKind first_kind = CompiledPolicy::GpuKind::NotGpu;  // and its kind
   bool several_resources = false;   // and another one too
@@ -65,6 +66,12 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
                                std::vector<QuantityProblem>* problems, const ClaimResolver* resolver = nullptr,
                                std::string_view namespace_name = {},
                                std::pmr::memory_resource* memory = std::pmr::get_default_resource());
+
+// The first pod annotation whose key is in spec.gpuSharingAnnotations (a scheduler's share of a
+// GPU: KAI's and Run:ai's `gpu-fraction`, `gpu-memory`), as {key, value}; nullptr when none. Such
+// a pod asks for a GPU (GpuRequest::asks_for_gpu) and counts no GPUs, as a fractional resource.
+const std::pair<std::string_view, std::string_view>* gpu_sharing_annotation(const CompiledPolicy& policy,
+                                                                            const PodView& pod);
 
 // True when container `c` asks for any GPU through its resources: a GPU resource whose quantity
 // is not exactly zero (a fraction, a negative or an unreadable quantity counts as asking). The

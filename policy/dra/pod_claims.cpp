@@ -54,6 +54,7 @@ GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool) {
     // No pool: the profile's largest share on any model, as for MIG resources.
     return pool ? mig_profile_slices(profile) : mig_profile_slices_any_model(profile);
   };
+  counting.imex_class = [&policy](std::string_view device_class) { return policy.imex_device_class(device_class); };
   return counting;
 }
 

@@ -7,6 +7,9 @@
 namespace gpu_admission::policy {
 namespace {
 
+// Profiles per model, as NVIDIA's MIG user guide lists them ("Supported MIG Profiles"). An
+// attribute (`+me`, `+me.all`, `+gfx`, `-me`) names the same slice as its base profile with other
+// media or graphics engines; a model has only the attributes the guide lists for it.
 constexpr std::array<std::string_view, 5> kA30 = {"1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"};
 constexpr std::array<std::string_view, 7> kA100_40 = {"1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb",
                                                       "3g.20gb", "4g.20gb", "7g.40gb"};
@@ -18,8 +21,23 @@ constexpr std::array<std::string_view, 7> kH200 = {"1g.18gb", "1g.18gb+me", "1g.
                                                    "3g.71gb", "4g.71gb", "7g.141gb"};
 constexpr std::array<std::string_view, 7> kB200 = {"1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb",
                                                    "3g.90gb", "4g.90gb", "7g.180gb"};
+constexpr std::array<std::string_view, 7> kGB200 = {"1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb",
+                                                    "3g.93gb", "4g.93gb", "7g.186gb"};
+constexpr std::array<std::string_view, 7> kB300 = {"1g.34gb", "1g.34gb+me", "1g.67gb", "2g.67gb",
+                                                   "3g.135gb", "4g.135gb", "7g.269gb"};
+constexpr std::array<std::string_view, 7> kGB300 = {"1g.35gb", "1g.35gb+me", "1g.70gb", "2g.70gb",
+                                                    "3g.139gb", "4g.139gb", "7g.278gb"};
+// RTX PRO 6000 Blackwell (Server, Workstation and Max-Q Workstation Editions): 4 compute slices;
+// the first Blackwell GPUs with `+gfx` (graphics APIs in an instance), `+me.all` (every media
+// engine in one instance) and `-me` (no media engine) profiles.
+constexpr std::array<std::string_view, 11> kRtxPro6000 = {
+    "1g.24gb",    "1g.24gb+me",  "1g.24gb+gfx",    "1g.24gb+me.all", "1g.24gb-me", "2g.48gb",
+    "2g.48gb+gfx", "2g.48gb+me.all", "2g.48gb-me", "4g.96gb",        "4g.96gb+gfx"};
 
-const std::array<MigModelTable, 7> kTables = {{
+enum TableIndex : size_t { kA30Table, kA100_40Table, kA100_80Table, kH100_80Table, kH100_94Table, kH200Table,
+                           kB200Table, kGB200Table, kB300Table, kGB300Table, kRtxPro6000Table, kTableCount };
+
+const std::array<MigModelTable, kTableCount> kTables = {{
     {"A30-24GB", 4, kA30},
     {"A100-40GB", 7, kA100_40},
     {"A100-80GB", 7, k80},
@@ -27,32 +45,69 @@ const std::array<MigModelTable, 7> kTables = {{
     {"H100-94GB", 7, kH100_94},
     {"H200-141GB", 7, kH200},
     {"B200", 7, kB200},
+    {"GB200", 7, kGB200},
+    {"B300", 7, kB300},
+    {"GB300", 7, kGB300},
+    {"RTX-PRO-6000-Blackwell", 4, kRtxPro6000},
 }};
 
-bool contains_token(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
+// How a product name picks its table, first match wins: the token the name contains (upper case,
+// with spaces, `-` and `_` removed: `NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition` holds
+// RTXPRO6000), and a second token the name must (or, for `unless`, must not) contain. Order
+// matters: GB200 and GB300 hold B200 and B300; GH200 holds H200; the H100 NVL and 94GB before the
+// other H100s; the A100 40GB before the other A100s. The tables' family names match themselves.
+struct ModelMatch {
+  std::string_view token;
+  std::string_view also;  // "" or a token that must also be present
+  TableIndex table;
+};
+constexpr std::array<ModelMatch, 12> kMatches = {{
+    {"RTXPRO6000", "", kRtxPro6000Table},
+    {"GB300", "", kGB300Table},
+    {"B300", "", kB300Table},
+    {"GB200", "", kGB200Table},
+    {"B200", "", kB200Table},
+    {"H200", "", kH200Table},
+    {"H100", "94GB", kH100_94Table},
+    {"H100", "NVL", kH100_94Table},
+    {"H100", "", kH100_80Table},
+    {"A100", "40GB", kA100_40Table},
+    {"A100", "", kA100_80Table},
+    {"A30", "", kA30Table},
+}};
+
+// Upper case, without the separators product names use between words.
+std::string squeezed(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (char c : name) {
+    if (c == ' ' || c == '-' || c == '_') continue;
+    out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  }
+  return out;
 }
+
+// Resource suffix spelling of each attribute, longest first (".me.all" before ".me"); `-me` is
+// spelled the same in both.
+struct AttributeSpelling {
+  std::string_view suffix;   // in a resource name or node label: "1g.24gb.me.all"
+  std::string_view profile;  // in the table: "1g.24gb+me.all"
+};
+constexpr std::array<AttributeSpelling, 3> kAttributeSpellings = {{
+    {".me.all", "+me.all"},
+    {".gfx", "+gfx"},
+    {".me", "+me"},
+}};
 
 }  // namespace
 
 std::span<const MigModelTable> all_mig_tables() { return kTables; }
 
 const MigModelTable* mig_table_for_model(std::string_view gpu_model) {
-  std::string upper(gpu_model);
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  std::string_view m = upper;
-  // Order matters: GH200/H200 before H100, NVL and 94GB before plain H100.
-  if (contains_token(m, "B200")) return &kTables[6];
-  if (contains_token(m, "H200")) return &kTables[5];
-  if (contains_token(m, "H100")) {
-    if (contains_token(m, "94GB") || contains_token(m, "NVL")) return &kTables[4];
-    return &kTables[3];
-  }
-  if (contains_token(m, "A100")) {
-    if (contains_token(m, "40GB")) return &kTables[1];
-    return &kTables[2];
-  }
-  if (contains_token(m, "A30")) return &kTables[0];
+  const std::string m = squeezed(gpu_model);
+  auto has = [&](std::string_view token) { return m.find(token) != std::string::npos; };
+  for (const ModelMatch& match : kMatches)
+    if (has(match.token) && (match.also.empty() || has(match.also))) return &kTables[match.table];
   return nullptr;
 }
 
@@ -64,7 +119,12 @@ std::string mig_profile_resource_suffix(std::string_view profile) {
 
 std::string mig_profile_from_resource_suffix(std::string_view suffix) {
   std::string out(suffix);
-  if (out.size() > 3 && out.compare(out.size() - 3, 3, ".me") == 0) out[out.size() - 3] = '+';
+  for (const AttributeSpelling& a : kAttributeSpellings) {
+    if (out.size() <= a.suffix.size() || out.compare(out.size() - a.suffix.size(), a.suffix.size(), a.suffix) != 0)
+      continue;
+    out.replace(out.size() - a.suffix.size(), a.suffix.size(), a.profile);
+    break;
+  }
   return out;
 }
 

@@ -1,5 +1,7 @@
 // MIG profile tables (NVIDIA MIG user guide) and the mapping from a node's GPU product name
-// (`nvidia.com/gpu.product`) to its table.
+// (`nvidia.com/gpu.product`) to its table. A profile may carry an attribute (`1g.10gb+me`,
+// `1g.24gb+me.all`, `1g.24gb+gfx`, `1g.24gb-me`): the same slice as its base profile, valid only on
+// the models whose table lists it.
 #pragma once
 
 #include <optional>
@@ -11,22 +13,24 @@ namespace gpu_admission::policy {
 
 struct MigModelTable {
   std::string_view family;                  // e.g. "A100-80GB"
-  int compute_slices;                       // 7, or 4 for the A30
+  int compute_slices;                       // 7, or 4 for the A30 and the RTX PRO 6000 Blackwell
   std::span<const std::string_view> profiles;  // e.g. "1g.10gb", "1g.10gb+me"
 };
 
-// The table for a GPU product such as "A100-SXM4-80GB" or "NVIDIA-H100-NVL"; nullptr when the
-// product has no MIG support known to us.
+// The table for a GPU product such as "A100-SXM4-80GB", "NVIDIA-H100-NVL", "NVIDIA-B300-SXM6-AC"
+// or "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition" (case, spaces, `-` and `_` ignored), or for a
+// table's family name; nullptr when the product has no MIG support known to us.
 const MigModelTable* mig_table_for_model(std::string_view gpu_model);
 
 // All known tables, for docs and error messages.
 std::span<const MigModelTable> all_mig_tables();
 
-// "1g.10gb+me" -> "1g.10gb.me": how the device plugin's mixed strategy spells a profile in a
-// resource name (nvidia.com/mig-<that>).
+// "1g.10gb+me" -> "1g.10gb.me", "1g.24gb+me.all" -> "1g.24gb.me.all": how the device plugin's
+// mixed strategy spells a profile in a resource name (nvidia.com/mig-<that>; `-me` stays).
 std::string mig_profile_resource_suffix(std::string_view profile);
 
-// Inverse of the above for a resource suffix: "1g.10gb.me" -> "1g.10gb+me".
+// Inverse of the above for a resource suffix: "1g.10gb.me" -> "1g.10gb+me", ".me.all" -> "+me.all",
+// ".gfx" -> "+gfx".
 std::string mig_profile_from_resource_suffix(std::string_view suffix);
 
 // Number of compute slices (the leading "<g>g") of a profile or resource suffix; nullopt when the

@@ -177,4 +177,28 @@ def sharing_label_and_class_cases():
             c("proxy", {"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}, restartPolicy="Always")]),
         pod("d-privileged-ephemeral", "team-alpha", [c()], ALPHA_LABELS,
             ephemeralContainers=[c("debug", securityContext={"privileged": True})]),
+        # a scheduler's GPU share by annotation: a GPU pod (pinned to the default pool), refused in
+        # an adversarial pool, allowed in a cooperative one; prefixed keys are nobody's
+        pod("d-kai-fraction-default-pool", "team-alpha", [c()], ALPHA_LABELS, {"gpu-fraction": "0.5"}),
+        pod("d-kai-memory-secure", "team-alpha", [c()], ALPHA_LABELS, {"gpu-memory": "4000"}, nodeSelector=A100),
+        pod("d-kai-devices-coop", "team-beta", [c()], None, {"gpu-fraction-num-devices": "2", "gpu-fraction": "0.5"},
+            nodeSelector={POOL_KEY: "h100-shared"}),
+        pod("d-kai-prefixed", "team-alpha", [c()], ALPHA_LABELS, {"kai.scheduler/gpu-fraction": "0.5"}, nodeSelector=A100),
+        pod("d-kai-unmapped", "default", [c()], None, {"gpu-fraction": "0.5"}),
+        # MIG on newer models: RTX PRO 6000 Blackwell (4 slices, attributes) and B300 (single)
+        pod("d-rtx-gfx", "team-alpha", [c(limits={"nvidia.com/mig-1g.24gb.gfx": 4})], ALPHA_LABELS,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-me-all-5", "team-alpha", [c(limits={"nvidia.com/mig-1g.24gb.me.all": 5})], ALPHA_LABELS,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-no-me", "team-alpha", [c(limits={"nvidia.com/mig-2g.48gb-me": 2})], ALPHA_LABELS,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-2g-me", "team-alpha", [c(limits={"nvidia.com/mig-2g.48gb.me": 1})], ALPHA_LABELS,
+            nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-rtx-whole", "team-alpha", [c(limits={"nvidia.com/gpu": 1})], ALPHA_LABELS,
+            {"gpu-admission.io/mig-profile": "1g.24gb+gfx"}, nodeSelector={POOL_KEY: "rtx-pro"}),
+        pod("d-b300-single", "team-beta", [c(limits={"nvidia.com/gpu": 1})], nodeSelector={POOL_KEY: "b300"}),
+        pod("d-b300-single-me", "team-beta", [c(limits={"nvidia.com/gpu": 1})],
+            nodeSelector={POOL_KEY: "b300", "nvidia.com/gpu.product": "NVIDIA-B300-SXM6-AC-MIG-1g.34gb.me"}),
+        pod("d-nopool-rtx-1g24", "gamma", [c(limits={"nvidia.com/mig-1g.24gb": 1})]),
+        pod("d-nopool-rtx-4g96-gfx", "gamma", [c(limits={"nvidia.com/mig-4g.96gb.gfx": 1})]),
     ]

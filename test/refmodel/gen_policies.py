@@ -48,14 +48,22 @@ MAIN_POLICY = {
              "mig": {"strategy": "mixed", "defaultProfile": "2g.12gb"}, "sharing": "none",
              "taints": [{"key": "gpu.example.com/zone", "value": "lab",
                          "effect": "PreferNoSchedule"}]},
+            # MIG on newer models: the RTX PRO 6000 Blackwell (4 compute slices, +gfx, +me.all and
+            # -me profiles) and the B300 (single strategy: the product label names the profile).
+            {"name": "rtx-pro", "nodeSelector": {POOL_KEY: "rtx-pro"},
+             "trust": "adversarial", "gpuModel": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+             "mig": {"strategy": "mixed", "defaultProfile": "1g.24gb"}, "sharing": "none"},
+            {"name": "b300", "nodeSelector": {POOL_KEY: "b300"},
+             "trust": "cooperative", "gpuModel": "NVIDIA-B300-SXM6-AC",
+             "mig": {"strategy": "single", "defaultProfile": "2g.67gb"}},
         ],
         "tenants": [
             {"name": "alpha", "namespaces": ["team-alpha", "alpha-*"],
              "labels": {"cost-center": "cc-1042"}, "maxGpusPerPod": 4,
-             "pools": ["a100-secure", "a30-lab"], "defaultPool": "a100-secure"},
+             "pools": ["a100-secure", "a30-lab", "rtx-pro"], "defaultPool": "a100-secure"},
             {"name": "beta", "namespaces": ["team-beta", "beta-*", "*-ml"],
              "labels": {"cost-center": "cc-2001", "team": "beta"},
-             "pools": ["h100-shared", "a100-inference"], "defaultPool": "h100-shared"},
+             "pools": ["h100-shared", "a100-inference", "b300"], "defaultPool": "h100-shared"},
             {"name": "gamma", "namespaces": ["gamma"], "maxGpusPerPod": 1, "pools": []},
         ],
     },
@@ -82,6 +90,7 @@ def relaxed_policy():
     s["deviceClasses"] = {"full": ["gpu.nvidia.com"], "mig": ["mig.nvidia.com", "nic.example.com"]}
     s["deviceAnnotationPrefixes"] = ["cdi.k8s.io/", "devices.example.com/"]
     s["gpuEnvVars"] = POLICY_ENV
+    s["gpuSharingAnnotations"] = ["gpu-fraction", "example.com/gpu-share"]
     a30 = s["pools"][3]
     a30.pop("mig")
     a30["sharing"] = "mps"
@@ -102,6 +111,7 @@ def noselector_policy():
     p["spec"]["rules"]["gpu-cap"] = "warn"
     p["spec"]["pools"][3]["sharing"] = "time-slicing"
     p["spec"]["pools"][1]["runtimeClasses"] = ["nvidia"]   # a pool list without a global one
+    p["spec"]["gpuSharingAnnotations"] = []                 # annotations judged by no rule
     return p
 
 

@@ -20,6 +20,16 @@ DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 # GPU classes of the default deviceClasses, a class that hands out no GPUs, a wrong spelling
 DEVICE_CLASSES = ["gpu.nvidia.com", "vfio.gpu.nvidia.com", "mig.nvidia.com", "nic.example.com",
                   "GPU.nvidia.com"]
+# Profiles of the newer tables (attributes included) and near misses: +me.all where the model has
+# none, +me where the RTX PRO has only -me, a B200 profile on a GB200.
+NEW_MIG_PROFILES = ["1g.24gb", "1g.24gb.gfx", "1g.24gb.me.all", "1g.24gb-me", "1g.24gb.me", "2g.48gb",
+                    "2g.48gb.gfx", "2g.48gb.me.all", "2g.48gb-me", "2g.48gb.me", "4g.96gb", "4g.96gb.gfx",
+                    "4g.96gb.me.all", "1g.34gb", "1g.34gb.me", "1g.34gb.me.all", "2g.67gb", "7g.269gb",
+                    "1g.35gb.me", "1g.47gb", "1g.45gb", "3g.139gb", "1g.23gb.gfx"]
+# Scheduler GPU shares by annotation (KAI, Run:ai) and near misses (prefixed, other case, .limit).
+SHARING_ANNOTATIONS = ["gpu-fraction", "gpu-memory", "gpu-fraction-num-devices", "example.com/gpu-share",
+                       "kai.scheduler/gpu-fraction", "run.ai/gpu-fraction", "GPU-Fraction", "gpu-fraction.limit",
+                       "gpu-fractions"]
 MIG_COUNTS = ["1", 1, "2", 3, "0", 7, 28, 29, "14", "500m", 10, 16, 17, "2.0", "1500m"]
 HOST_PATHS = [
     # the SPEC list, in various spellings

@@ -5,7 +5,8 @@ hide-gpus.
 from model_terms import (
     INT64_MAX, MIG_PROFILE_ANNOTATION, PRODUCT_LABEL, TENANT_LABEL, env_names, parse_quantity,
     profile_resource_suffix, resource_containers, valid_profiles)
-from model_pods import container_asks_for_gpu, gpu_info, held_default_pool, pod_pool, targeting
+from model_pods import (container_asks_for_gpu, gpu_info, held_default_pool, pod_pool, sharing_annotations,
+                        targeting)
 from model_quirks import quirk_binary_pool, quirk_binary_pool_case, quirk_default_pool
 
 
@@ -17,7 +18,7 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
     pool-selector, hide-gpus, in that order (docs/design.md)."""
     meta, spec = pod["metadata"], pod["spec"]
     tgt = targeting(policy, spec)
-    info = gpu_info(policy, spec, pod_pool(policy, tgt, tenant, True))
+    info = gpu_info(policy, spec, pod_pool(policy, tgt, tenant, True), meta=meta)
     selector_pool = pool_selector_target(policy, spec, tenant, tgt, info, quirks)
     if selector_pool is not None:
         mig_pool = selector_pool
@@ -43,7 +44,9 @@ def mutate(policy, pod, tenant, quirks=frozenset()):
         for k, v in selector_pool["nodeSelector"].items():
             ns.setdefault(k, v)
 
-    if policy.mutations["hide-gpus"]:
+    # hide-gpus leaves a pod with a GPU-sharing annotation alone: its scheduler decides which
+    # containers get the share (docs/design.md).
+    if policy.mutations["hide-gpus"] and not sharing_annotations(policy, meta):
         for kind, _, c in resource_containers(spec):
             if container_asks_for_gpu(policy, c):
                 continue

@@ -85,9 +85,11 @@ def container_asks_fraction(policy, c):
                for section in ("limits", "requests") for name, value in (res.get(section) or {}).items())
 
 
-def gpu_info(policy, spec, pool, quirks=frozenset()):
+def gpu_info(policy, spec, pool, quirks=frozenset(), meta=None):
     """Pod total = max(sum apps + sum restartable inits, max over init i of (its units +
-    restartable inits before it)); compared exactly."""
+    restartable inits before it)); compared exactly. A pod annotation in gpuSharingAnnotations
+    (a scheduler's GPU fraction) makes a GPU pod and counts no GPUs (docs/design.md), as a
+    fractional resource does."""
     slices = compute_slices(pool.get("gpuModel")) if pool else None
     info = GpuInfo()
     apps = Fraction(0)
@@ -113,7 +115,13 @@ def gpu_info(policy, spec, pool, quirks=frozenset()):
             init_max = max(init_max, u + sidecars)
     info.total = max(apps + sidecars, init_max)
     info.asks |= info.total > 0
+    info.asks |= bool(sharing_annotations(policy, meta))
     return info
+
+
+def sharing_annotations(policy, meta):
+    """The pod's annotation keys in gpuSharingAnnotations (exact keys)."""
+    return [k for k in ((meta or {}).get("annotations") or {}) if k in policy.sharing_annotations]
 
 
 def container_asks_for_gpu(policy, c):

@@ -4,7 +4,7 @@ docs/design.md give.
 
 import re
 
-from model_terms import DEVICE_CLASS_PREFIX, MUTATIONS, RULES, glob_match
+from model_terms import DEVICE_CLASS_PREFIX, MUTATIONS, RULES, glob_match, profile_from_suffix
 from model_pods import normalize_path
 from model_validate import DEVICE_ENV
 
@@ -16,6 +16,10 @@ from model_validate import DEVICE_ENV
 DEFAULT_ANNOTATION_PREFIXES = ["cdi.k8s.io/", "nvidia.cdi.k8s.io/", "devices.noderesource.dev/",
                                "cdi-devices.noderesource.dev/", "devices.nri.io/", "cdi-devices.nri.io/",
                                "mounts.noderesource.dev/", "mounts.nri.io/", "io.kubernetes.cri-o.Devices"]
+
+# the default gpuSharingAnnotations: KAI Scheduler's and Run:ai's GPU fractions, exact keys.
+DEFAULT_SHARING_ANNOTATIONS = ["gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"]
+
 
 class Policy:
     def __init__(self, doc):
@@ -33,6 +37,7 @@ class Policy:
         self.class_mig = list(dc.get("mig", ["mig.nvidia.com"]))
         self.extra_host_paths = [normalize_path(p) for p in spec.get("gpuHostPaths") or []]
         self.annotation_prefixes = list(spec.get("deviceAnnotationPrefixes", DEFAULT_ANNOTATION_PREFIXES))
+        self.sharing_annotations = list(spec.get("gpuSharingAnnotations", DEFAULT_SHARING_ANNOTATIONS))
         self.device_env = DEVICE_ENV + tuple(spec.get("gpuEnvVars") or [])
         self.runtime_classes = list(spec.get("runtimeClasses") or [])
         d = spec.get("defaults") or {}
@@ -77,15 +82,13 @@ class Policy:
         return None
 
     def mig_profile_of(self, resource):
-        """nvidia.com/mig-1g.10gb.me -> '1g.10gb+me' (the table's spelling)."""
-        name = resource[len(self.mig_prefix):]
-        if name.endswith(".me"):
-            name = name[:-3] + "+me"
-        return name
+        """nvidia.com/mig-1g.10gb.me -> '1g.10gb+me', .me.all -> +me.all, .gfx -> +gfx (the
+        table's spelling; '-me' is spelled alike)."""
+        return profile_from_suffix(resource[len(self.mig_prefix):])
 
     def mig_compute_units(self, resource):
-        """g of `<g>g.<mem>gb[.me]`; None when the name cannot be read (then: one whole GPU)."""
-        m = re.fullmatch(r"([0-9]+)g\.[0-9]+gb(\.me)?", resource[len(self.mig_prefix):])
+        """g of `<g>g.<mem>gb[attribute]`; None when the name cannot be read (then: one whole GPU)."""
+        m = re.fullmatch(r"([0-9]+)g\.[0-9]+gb(\.me\.all|\.me|\.gfx|-me)?", resource[len(self.mig_prefix):])
         if not m or int(m.group(1)) == 0:
             return None
         return int(m.group(1))

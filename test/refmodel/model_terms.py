@@ -18,7 +18,9 @@ SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
 MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 
-# MIG profile tables per gpuModel family, and compute slices (A30: 4, others 7).
+# MIG profile tables per gpuModel family, and compute slices (A30 and RTX PRO 6000 Blackwell: 4,
+# others 7). A profile with an attribute (+me, +me.all, +gfx, -me) is the same slice as its base
+# profile, valid only where the table lists it.
 MIG_TABLES = {
     "A30": ["1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"],
     "A100-40GB": ["1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"],
@@ -26,33 +28,43 @@ MIG_TABLES = {
     "H100-94GB": ["1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"],
     "H200": ["1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"],
     "B200": ["1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"],
+    "GB200": ["1g.23gb", "1g.23gb+me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"],
+    "B300": ["1g.34gb", "1g.34gb+me", "1g.67gb", "2g.67gb", "3g.135gb", "4g.135gb", "7g.269gb"],
+    "GB300": ["1g.35gb", "1g.35gb+me", "1g.70gb", "2g.70gb", "3g.139gb", "4g.139gb", "7g.278gb"],
+    "RTX-PRO-6000": ["1g.24gb", "1g.24gb+me", "1g.24gb+gfx", "1g.24gb+me.all", "1g.24gb-me", "2g.48gb",
+                     "2g.48gb+gfx", "2g.48gb+me.all", "2g.48gb-me", "4g.96gb", "4g.96gb+gfx"],
 }
+FOUR_SLICE_FAMILIES = ("A30", "RTX-PRO-6000")
 
 
 def mig_family(model):
-    """docs/design.md: gpuModel is matched to a table by family."""
-    m = (model or "").upper()
-    if "A30" in m:
-        return "A30"
-    if "A100" in m and "40GB" in m:
-        return "A100-40GB"
-    if "H100" in m and ("NVL" in m or "94GB" in m):
-        return "H100-94GB"
+    """docs/design.md: gpuModel is matched to a table by family (the product name in upper case
+    without spaces, '-' and '_'; GB200/GB300 before B200/B300, which they contain)."""
+    m = re.sub(r"[-_ ]", "", (model or "").upper())
+    if "RTXPRO6000" in m:
+        return "RTX-PRO-6000"
+    for fam in ("GB300", "B300", "GB200", "B200"):
+        if fam in m:
+            return fam
     if "H200" in m:
         return "H200"
-    if "B200" in m:
-        return "B200"
-    if ("A100" in m or "H100" in m) and "80GB" in m:
+    if "H100" in m and ("NVL" in m or "94GB" in m):
+        return "H100-94GB"
+    if "A100" in m and "40GB" in m:
+        return "A100-40GB"
+    if "A100" in m or "H100" in m:
         return "80GB"
+    if "A30" in m:
+        return "A30"
     return None
 
 
 def compute_slices(model):
-    return 4 if mig_family(model) == "A30" else 7
+    return family_slices(mig_family(model))
 
 
 def family_slices(family):
-    return 4 if family == "A30" else 7
+    return 4 if family in FOUR_SLICE_FAMILIES else 7
 
 
 def any_model_share(profile, g):
@@ -73,6 +85,14 @@ def valid_profiles(model):
 def profile_resource_suffix(profile):
     """The device plugin exposes profile P as nvidia.com/mig-P with '+' turned into '.'."""
     return profile.replace("+", ".")
+
+
+def profile_from_suffix(name):
+    """The inverse: '1g.24gb.me.all' -> '1g.24gb+me.all', '.gfx' -> '+gfx', '.me' -> '+me'."""
+    for suffix in (".me.all", ".gfx", ".me"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)] + "+" + suffix[1:]
+    return name
 
 
 # ---------------------------------------------------------------------------------------------

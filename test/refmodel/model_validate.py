@@ -8,7 +8,7 @@ from model_terms import (
 from model_pods import (
     GPU_HOST_PATHS, MPS_HOST_PATHS, Targeting, asks_for_something, container_asks_for_gpu,
     container_gpu_quantities, gpu_info, host_path_hits, normalize_path, pod_pool, required_terms,
-    targeting, tolerates)
+    sharing_annotations, targeting, tolerates)
 from model_quirks import quirk_binary_pool, quirk_default_pool
 
 
@@ -38,18 +38,18 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     """Judges `pod` as it is: each rule's findings are added to `res`, rule by rule."""
     meta, spec = pod["metadata"], pod["spec"]
     tgt = targeting(policy, spec)
-    gpu_pod = gpu_info(policy, spec, None).asks
+    gpu_pod = gpu_info(policy, spec, None, meta=meta).asks
     pool = pod_pool(policy, tgt, tenant, gpu_pod)
     if "multi-pool-as-unpinned" in quirks:
         pool = quirk_binary_pool(policy, spec, tenant, gpu_pod)
     if pool is None and "unpinned-in-default-pool" in quirks:
-        pool = quirk_default_pool(policy, tenant, gpu_info(policy, spec, None), tgt)
+        pool = quirk_default_pool(policy, tenant, gpu_info(policy, spec, None, meta=meta), tgt)
     if selector_pool is not None and "chain-selector-pins" in quirks:
         pool = selector_pool
         tgt = Targeting(tgt.named, True, False)
         tgt.selector_pinned = True
     res.pool = pool["name"] if pool else None
-    info = gpu_info(policy, spec, pool, quirks)
+    info = gpu_info(policy, spec, pool, quirks, meta=meta)
     labels = meta.get("labels") or {}
     annotations = meta.get("annotations") or {}
     ns = spec.get("nodeSelector") or {}
@@ -172,6 +172,8 @@ def check_gpu_sharing(policy, spec, pool, gpu_pod, ns, res):
                 for name, value in (r.get(section) or {}).items():
                     if policy.gpu_kind(name) in ("shared", "fractional") and asks_for_something(value):
                         res.add("gpu-sharing", f"{kind}[{i}] {section}[{name}]")
+        for key in sharing_annotations(policy, meta):
+            res.add("gpu-sharing", f"annotation {key}")
         if REPLICAS_LABEL in ns:
             res.add("gpu-sharing", "nodeSelector gpu.replicas")
         if PRODUCT_LABEL in ns and ns[PRODUCT_LABEL].upper().endswith("-SHARED"):

@@ -16,7 +16,7 @@ from gen_policies import POLICIES, POLICY_ENV, POOL_KEY  # noqa: F401 (run.py re
 from gen_values import (
     DEVICE_CLASS_PREFIX, DEVICE_CLASSES, DEVICE_ENV, ENVFROM_PREFIXES, GPU_QUANTITIES,
     GPU_QUANTITY_WEIGHTS, HARMLESS_ENV, HOST_PATHS, MIG_COUNTS, MIG_PROFILES, MOUNT_PATHS, NAMESPACES,
-    NAMESPACE_WEIGHTS)
+    NAMESPACE_WEIGHTS, NEW_MIG_PROFILES, SHARING_ANNOTATIONS)
 
 
 def _w(rng, items, weights=None):
@@ -32,6 +32,8 @@ class Gen:
         self.later = random.Random(seed + 7919)
         self.dra_rng = random.Random(f"{seed}-device-classes")
         self.runtime_rng = random.Random(seed * 7919 + 17)
+        # Isolation v4 (newer MIG models, sharing annotations): a stream of its own.
+        self.v4 = random.Random(f"{seed}-isolation-v4")
         self.n = 0
 
     # --- resources -----------------------------------------------------------------------------
@@ -55,6 +57,8 @@ class Gen:
         self.device_class_resources(0.08, out)
         if r.random() < 0.04:
             out[_w(r, ["amd.com/gpu", "nvidia.com/gpu-memory", "example.com/fpga", "nvidia.com/gpus"])] = 1
+        if self.v4.random() < 0.08:
+            out["nvidia.com/mig-" + _w(self.v4, NEW_MIG_PROFILES)] = _w(self.v4, MIG_COUNTS)
         if r.random() < 0.05:
             # a sharing layer's fraction (gpuResources.fractional): a GPU pod, no GPUs counted
             out[_w(r, ["nvidia.com/gpumem", "nvidia.com/gpucores"])] = _w(r, ["4000", 30, "0", "1.5", "1e100"])
@@ -236,6 +240,13 @@ class Gen:
                                                   "H100-SXM5-80GB-shared"])
         if r.random() < 0.05:
             ns["kubernetes.io/arch"] = "amd64"
+        v = self.v4
+        if v.random() < 0.10:
+            ns[POOL_KEY] = _w(v, ["rtx-pro", "b300"])
+            if v.random() < 0.4:
+                ns["nvidia.com/gpu.product"] = _w(v, ["NVIDIA-B300-SXM6-AC-MIG-2g.67gb", "NVIDIA-B300-SXM6-AC-MIG-1g.34gb.me",
+                                                      "NVIDIA-B300-SXM6-AC-MIG-1g.34gb+me", "NVIDIA-B300-SXM6-AC",
+                                                      "NVIDIA-B300-SXM6-AC-MIG-1g.24gb"])
         if ns:
             spec["nodeSelector"] = ns
         if terms is not None:
@@ -374,6 +385,12 @@ class Gen:
                     "2g.12gb+me", "9g.90gb", "4g.24gb", "7g.40gb"])
         if r.random() < 0.2:
             out["example.com/owner"] = "ml-team"
+        v = self.v4
+        if v.random() < 0.12:
+            out[_w(v, SHARING_ANNOTATIONS)] = _w(v, ["0.5", "4000", "2", ""])
+        if v.random() < 0.04:
+            out["gpu-admission.io/mig-profile"] = _w(v, ["1g.24gb+gfx", "1g.24gb+me.all", "1g.24gb-me", "2g.48gb+me",
+                                                         "2g.67gb", "1g.34gb+me", "1g.24gb.gfx"])
         return out or None
 
     # --- pods ----------------------------------------------------------------------------------

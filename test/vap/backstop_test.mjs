@@ -34,12 +34,20 @@ const kGaps = {
   "gpu-device-access/fail/pod-claim-template-toleration.yaml": "the device toleration is in a claim template (judged when it is created)",
   "gpu-device-access/fail/pod-shared-claim-v1beta1-toleration.yaml": "the device toleration is in a shared claim (judged when it is created)",
   "gpu-device-access/fail/runtime-class-dra-claim.yaml": "a GPU pod only through a DRA claim the request does not show",
+  // IMEX requests for every channel of a compute domain: in a claim the pod refers to (a claim on
+  // its own shows no pool; the webhook judges it with its pod).
+  ...Object.fromEntries(["imex-v1-claim-allocation-mode-all", "imex-v1-daemon-config", "imex-v1-first-available-all",
+    "imex-v1-template-compute-domain-all", "imex-v1beta1-flat-config-all", "imex-v1beta2-template-channel-range"]
+    .map((f) => [`gpu-device-access/fail/${f}.yaml`, "the IMEX channels are asked for in a claim the request does not show"])),
 };
 
 // Why the other rules' fail fixtures may be left to the webhook (each missed one must match a reason).
 const kDifferences = [
-  [/^gpu-cap\/fail\/(a30-|mig-|quantity-fractional-mig)/, "MIG slices are not counted"],
+  [/^gpu-cap\/fail\/(a30-|mig-|rtx-pro-|quantity-fractional-mig)/, "MIG slices are not counted"],
   [/^gpu-cap\/fail\/claim-/, "a ResourceClaim's or template's GPUs are not counted (DRA claims are left to the webhook)"],
+  [/^gpu-cap\/fail\/pod-(claim|template)-/, "a pod's DRA claims are not counted (DRA claims are left to the webhook)"],
+  [/^gpu-cap\/fail\/review-update-/, "UPDATEs of workloads are not judged (their pods are, when they are created)"],
+  [/^(gpu-tolerations|tenant-pool)\/fail\/annotation-gpu-/, "a GPU pod only through a scheduler's GPU-sharing annotation (gpuSharingAnnotations are not exported)"],
   [/^gpu-cap\/fail\/(quantity-|dra-extres-fractional)/, "a GPU quantity that is not a whole number (the API server refuses it for extended resources)"],
   [/^gpu-cap\/fail\/sidecar-before-init/, "an init container is counted without the sidecars started before it"],
   [/^gpu-cap\/fail\/two-pools-/, "whole GPUs of a pod that names a mixed MIG pool count as the MIG slices they may become"],

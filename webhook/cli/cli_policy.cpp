@@ -3,6 +3,7 @@
 // (webhook/io/policy_configmap.h).
 #include <cstdio>
 
+#include "policy/config/lint.h"
 #include "policy/config/policy_loader.h"
 #include "webhook/backstop/backstop.h"
 #include "webhook/cli/cli_args.h"
@@ -17,7 +18,7 @@ namespace gpu_admission::webhook {
 namespace {
 
 constexpr const char* kPolicyHelp = R"(Usage:
-  gpu-admission policy lint [--strict] FILE|-   compile FILE; print errors and footgun warnings
+  gpu-admission policy lint [--strict] FILE|-   compile FILE; print errors, footgun warnings and notes
   gpu-admission policy show --default           print the built-in default policy
   gpu-admission policy show FILE                print FILE's effective policy, every default spelled out
   gpu-admission policy export --format vap [--policy FILE] [--output yaml|json]
@@ -30,8 +31,8 @@ deploy/policy-configmap.yaml install it: the data key holding a GpuAdmissionPoli
 normally policy.yaml). Problems in a ConfigMap's policy name the key and the line within it,
 and point at the ConfigMap file's own line when the value is a literal block (`policy.yaml: |`).
 
-lint exit codes: 0 the policy is valid (warnings allowed, unless --strict); 1 it has errors,
-or warnings with --strict; 2 the file cannot be read, is not YAML, or is a ConfigMap with no
+lint exit codes: 0 the policy is valid (warnings allowed, unless --strict; notes never count);
+1 it has errors, or warnings with --strict; 2 the file cannot be read, is not YAML, or is a ConfigMap with no
 policy key (or several).
 export exit codes: 0 written; 2 bad flags, or a policy that cannot be read or compiled.
 Without --policy, export uses the built-in default policy.
@@ -40,6 +41,11 @@ Without --policy, export uses the built-in default policy.
 int lint(const std::string& path, bool strict) {
   PolicyLoad load = load_policy_document(path);
   std::fputs(load.report().c_str(), stdout);
+  if (load.ok()) {  // notes: never counted, never fail --strict
+    policy::Issues notes;
+    policy::lint_notes(load.policy->config(), notes);
+    for (const auto& note : notes) std::printf("%s\n", policy::format_issue(note, load.source).c_str());
+  }
   size_t errors = 0, warnings = 0;
   for (const auto& issue : load.issues) (issue.severity == policy::Issue::Severity::Error ? errors : warnings)++;
   const std::string source = load.source + (load.carrier.empty() ? "" : " (" + load.carrier + ")");

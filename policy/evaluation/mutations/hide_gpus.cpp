@@ -2,7 +2,9 @@
 // DRA claim, gets NVIDIA_VISIBLE_DEVICES=void, unless it
 // sets that variable itself. An explicit env entry overrides the image's ENV (every CUDA base
 // image sets NVIDIA_VISIBLE_DEVICES=all) and envFrom, so the NVIDIA runtime shows such a
-// container none of the node's GPUs. Ephemeral containers cannot be part of a CREATE.
+// container none of the node's GPUs. Ephemeral containers cannot be part of a CREATE. A pod with a
+// spec.gpuSharingAnnotations annotation is left alone: the scheduler that shares the GPU (KAI,
+// Run:ai) decides which of its containers get the share, and `void` would take it away.
 #include <algorithm>
 
 #include "policy/dra/gpu_request.h"
@@ -12,6 +14,7 @@
 namespace gpu_admission::policy {
 
 bool mutate_hide_gpus(MutationContext& ctx) {
+  if (gpu_sharing_annotation(ctx.policy, ctx.pod)) return false;
   bool changed = false;
   for (auto& c : ctx.pod.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;

@@ -5,7 +5,8 @@
 // every directory above them), volume mounts where the NVIDIA toolkit reads a device list,
 // device-injecting pod annotations, and DRA GPU requests with adminAccess (of a pod's claims, and
 // of a claim on its own). Its other parts have files of their own (gpu_device_access.h): a GPU
-// pod's runtime class, and the device tolerations of DRA GPU requests.
+// pod's runtime class, the device tolerations of DRA GPU requests, and DRA requests for every
+// IMEX channel of a compute domain in adversarial pools.
 #include <algorithm>
 #include <array>
 
@@ -157,6 +158,7 @@ void check_gpu_device_access(const RuleContext& ctx, RuleOutput& out) {
   check_admin_access(ctx, out);
   check_runtime_class(ctx, out);
   check_device_tolerations(ctx, out);
+  check_imex_channels(ctx, out);
 }
 
 // A claim on its own: adminAccess, and tolerations spec.deviceTolerations does not allow.
@@ -186,8 +188,15 @@ constinit const RuleEntry kGpuDeviceAccessRule = rule_entry({
         "toolkit reads mounts there as a device list; like the toolkit, a path that merely begins with it, "
         "`/var/run/nvidia-container-devicesall`, counts too); an annotation under `spec.deviceAnnotationPrefixes` or "
         "equal to one without its trailing `/`; a DRA GPU request with `adminAccess: true`, or with a toleration "
-        "`spec.deviceTolerations` does not allow; a GPU pod whose `runtimeClassName` is missing or not in its pool's "
-        "`runtimeClasses` (else `spec.runtimeClasses`) when that list is set",
+        "`spec.deviceTolerations` does not allow (`adminAccess` is refused in every namespace this policy does not "
+        "exempt, also where the API server allows it: a namespace labelled "
+        "`resource.kubernetes.io/admin-access: \"true\"`); a GPU pod whose `runtimeClassName` is missing or not in "
+        "its pool's `runtimeClasses` (else `spec.runtimeClasses`) when that list is set; in a pool with `trust: "
+        "adversarial`, a DRA request that reaches every IMEX channel of a compute domain (Multi-Node NVLink memory "
+        "sharing): `allocationMode: All` or a `count` above 1 on a `spec.deviceClasses.imex` class, or a "
+        "`compute-domain.nvidia.com` configuration asking for all channels (`ComputeDomainChannelConfig` with "
+        "`allocationMode: All`) or for the domain's IMEX daemon (`ComputeDomainDaemonConfig`), unless the request's "
+        "device class is in `spec.deviceClasses.imexAllowed`",
     .claim = check_claim_gpu_device_access,
     .claim_refuses = "a GPU request with `adminAccess: true`, or with a toleration `spec.deviceTolerations` does not "
                      "allow",

@@ -20,4 +20,9 @@ void check_device_tolerations(const RuleContext& ctx, RuleOutput& out);
 // toleration, at its field in the object.
 void check_claim_device_tolerations(const ClaimContext& ctx, RuleOutput& out);
 
+// gpu_device_access_imex.cpp: in an adversarial pool, a DRA request of one of the pod's resolved
+// claims that reaches every IMEX channel of a compute domain (RequestGpus::imex_every_channel),
+// unless its device class is in spec.deviceClasses.imexAllowed.
+void check_imex_channels(const RuleContext& ctx, RuleOutput& out);
+
 }  // namespace gpu_admission::policy

@@ -4,6 +4,8 @@
 // device plugin time-slicing every GPU, a shared (time-sliced replica) or fractional resource, a
 // node constraint that can reach time-sliced nodes (nvidia.com/gpu.replicas; on the product, a
 // `-SHARED` value or an operator that does not name products),
+// a scheduler's GPU share asked for by pod annotation (spec.gpuSharingAnnotations: KAI Scheduler
+// and Run:ai put several such pods on one GPU),
 // a DRA GPU request for a share of a device (capacity) or whose driver config asks for
 // time-slicing, and a claim that cannot be resolved (its content could ask for either).
 #include <algorithm>
@@ -98,6 +100,18 @@ void check_node_constraints(const RuleContext& ctx, const std::string& pool, Rul
   });
 }
 
+// Pod annotations in spec.gpuSharingAnnotations, each (one key is enough for the scheduler).
+void check_annotations(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
+  const auto& keys = ctx.policy.gpu_sharing_annotations();
+  if (keys.empty()) return;
+  for (const auto& [key, value] : ctx.pod.annotations) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+    out.report(ctx.field("metadata.annotations" + quoted_key(key)),
+               "annotation " + quoted(key) + " asks a scheduler for a share of a GPU that other pods use (no memory "
+               "isolation between them) in adversarial pool " + pool);
+  }
+}
+
 // DRA: a GPU request for a share of a device, or a driver config asking for time-slicing; a
 // claim that cannot be resolved could ask for either.
 void check_claims(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
@@ -127,6 +141,7 @@ void check_gpu_sharing(const RuleContext& ctx, RuleOutput& out) {
     out.report(ctx.field("spec"), "pool " + pool + " is adversarial and shares its GPUs by time-slicing");
   check_resources(ctx, pool, out);
   check_node_constraints(ctx, pool, out);
+  check_annotations(ctx, pool, out);
   check_claims(ctx, pool, out);
 }
 
@@ -141,7 +156,9 @@ constinit const RuleEntry kGpuSharingRule = rule_entry({
                "ORed term) on `nvidia.com/gpu.replicas`, or one on `nvidia.com/gpu.product` that can select a "
                "time-sliced node: a value ending in `-SHARED` (a `nodeSelector` value or an `In` value, in any "
                "case), or any operator but `In` and `DoesNotExist` (`NotIn`, `Exists`, `Gt`, `Lt`; `DoesNotExist` "
-               "selects only nodes without GPUs, since every GPU node carries the label); a DRA GPU request that "
+               "selects only nodes without GPUs, since every GPU node carries the label); a pod annotation whose key "
+               "is in `spec.gpuSharingAnnotations` (a scheduler's share of a GPU: KAI Scheduler's and Run:ai's "
+               "`gpu-fraction`, `gpu-memory`, `gpu-fraction-num-devices`); a DRA GPU request that "
                "asks for a share of a device (`capacity.requests`, consumable capacity) or whose NVIDIA driver "
                "configuration asks for `sharing.strategy: TimeSlicing`; a DRA claim that cannot be found",
 });

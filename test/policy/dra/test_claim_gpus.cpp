@@ -457,3 +457,62 @@ TEST_CASE("large claims: MPS marking and profile lists stay n log n", "[claim][m
   CHECK(policy::pinned_mig_profiles(many).size() == 101);
   CHECK_FALSE(policy::pinned_mig_profile(many).has_value());
 }
+
+TEST_CASE("IMEX: which requests reach every channel of a compute domain", "[claim][imex]") {
+  using policy::config_reaches_every_imex_channel;
+  auto cd = [](std::string_view kind, std::string_view mode, std::vector<std::string_view> requests = {}) {
+    DriverConfigView c = config("compute-domain.nvidia.com", kind, "", std::move(requests));
+    c.allocation_mode = mode;
+    return c;
+  };
+  CHECK(config_reaches_every_imex_channel(cd("ComputeDomainChannelConfig", "All")));
+  CHECK(config_reaches_every_imex_channel(cd("ComputeDomainChannelConfig", "all")));
+  CHECK(config_reaches_every_imex_channel(cd("ComputeDomainDaemonConfig", "")));
+  CHECK_FALSE(config_reaches_every_imex_channel(cd("ComputeDomainChannelConfig", "Single")));
+  CHECK_FALSE(config_reaches_every_imex_channel(cd("ComputeDomainChannelConfig", "")));
+  DriverConfigView other = cd("ComputeDomainChannelConfig", "All");
+  other.driver = "gpu.nvidia.com";
+  CHECK_FALSE(config_reaches_every_imex_channel(other));
+
+  CHECK(policy::default_imex_class("compute-domain-default-channel.nvidia.com"));
+  CHECK(policy::default_imex_class("compute-domain-daemon.nvidia.com"));
+  CHECK(policy::default_imex_class("imex.nvidia.com"));
+  CHECK_FALSE(policy::default_imex_class("gpu.nvidia.com"));
+
+  DeviceSubrequest all = sub("compute-domain-default-channel.nvidia.com");
+  all.mode = AllocationMode::All;
+  ClaimView claim;
+  claim.requests.push_back(request(0, "one", {sub("imex.nvidia.com")}));
+  claim.requests.push_back(request(1, "range", {sub("imex.nvidia.com", 4)}));
+  claim.requests.push_back(request(2, "fa", {sub("compute-domain-default-channel.nvidia.com"), all}));
+  claim.requests.push_back(request(3, "gpu", {sub("gpu.nvidia.com", 2)}));
+  auto gpus = policy::count_claim_gpus(claim, GpuCounting{});
+  CHECK(gpus.requests[0].imex_every_channel.empty());
+  CHECK(gpus.requests[1].imex_every_channel.size() == 1);
+  REQUIRE(gpus.requests[2].imex_every_channel.size() == 1);  // the worst alternative counts
+  CHECK(gpus.requests[2].imex_every_channel[0] == "compute-domain-default-channel.nvidia.com");
+  CHECK(gpus.requests[3].imex_every_channel.empty());  // a GPU class with count 2 is no channel
+  CHECK(gpus.imex_every_channel);
+  CHECK(gpus.slices == 2 * 7);  // channels count no GPUs
+
+  // A config for all channels marks the requests it applies to, whatever their count.
+  ClaimView configured;
+  configured.requests.push_back(request(0, "channel", {sub("compute-domain-default-channel.nvidia.com")}));
+  configured.requests.push_back(request(1, "other", {sub("imex.nvidia.com")}));
+  configured.configs.push_back(cd("ComputeDomainChannelConfig", "All", {"channel"}));
+  gpus = policy::count_claim_gpus(configured, GpuCounting{});
+  CHECK(gpus.requests[0].imex_every_channel.size() == 1);
+  CHECK(gpus.requests[1].imex_every_channel.empty());
+  configured.configs[0].allocation_mode = "Single";
+  CHECK_FALSE(policy::count_claim_gpus(configured, GpuCounting{}).imex_every_channel);
+
+  // The caller decides which classes hand out channels.
+  GpuCounting site;
+  site.imex_class = [](std::string_view c) { return c == "imex.example.com"; };
+  ClaimView custom;
+  custom.requests.push_back(request(0, "a", {sub("imex.example.com", 2)}));
+  custom.requests.push_back(request(1, "b", {sub("imex.nvidia.com", 2)}));
+  gpus = policy::count_claim_gpus(custom, site);
+  CHECK(gpus.requests[0].imex_every_channel.size() == 1);
+  CHECK(gpus.requests[1].imex_every_channel.empty());
+}

@@ -173,6 +173,16 @@ TEST_CASE("dra: NVIDIA's DRA driver manifests in an untrusted and a trusted tena
     auto job = run("untrusted", "mig+mps/sharing-demo-job.yaml", 1);
     CHECK(job.begin()->second.count("gpu-cap") == 1);
   }
+  SECTION("IMEX channels: one channel per ResourceClaim is no device-access finding, in an adversarial pool too") {
+    auto untrusted = run("untrusted", "quickstart/v1/imex-test1.yaml", 1);  // whole GPUs in the MIG pool
+    size_t deployments = 0;
+    for (const auto& [object, rules] : untrusted) {
+      INFO(object);
+      CHECK(rules.count("gpu-device-access") == 0);
+      deployments += object.rfind("Deployment/", 0) == 0;
+    }
+    CHECK(deployments == 4);
+  }
   SECTION("every manifest is readable: none is unusable input") {
     for (const auto& e : fs::recursive_directory_iterator(kCorpus)) {
       if (!e.is_regular_file() || e.path().extension() != ".yaml") continue;
@@ -183,4 +193,55 @@ TEST_CASE("dra: NVIDIA's DRA driver manifests in an untrusted and a trusted tena
       }
     }
   }
+}
+
+TEST_CASE("dra: adminAccess is refused in a namespace the API server lets use it; lint notes where it may be used",
+          "[cli][dra][gpu-device-access]") {
+  // The namespace carries the label with which Kubernetes 1.33+ accepts adminAccess there.
+  cli_test::TempFile inputs(R"(apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-alpha
+  labels: {resource.kubernetes.io/admin-access: "true"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: admin, namespace: team-alpha}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}
+)");
+  json doc = check_json({"-p", kSource + "/test/fixtures/policy.yaml", inputs.path.string()}, 1);
+  REQUIRE(doc["results"].size() == 1);
+  CHECK(denied_rules(doc["results"][0]) == std::set<std::string>{"gpu-device-access"});
+  // The same with --namespace-labels instead of a Namespace object.
+  cli_test::TempFile claim_only(R"(apiVersion: resource.k8s.io/v1beta2
+kind: ResourceClaim
+metadata: {name: admin, namespace: team-alpha}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}
+)");
+  json labelled = check_json({"-p", kSource + "/test/fixtures/policy.yaml", "--namespace-labels",
+                              "resource.kubernetes.io/admin-access=true", claim_only.path.string()},
+                             1);
+  CHECK(denied_rules(labelled["results"][0]) == std::set<std::string>{"gpu-device-access"});
+
+  // policy lint: a note, not a warning; --strict still passes on a policy without warnings.
+  cli_test::TempFile clean(R"(apiVersion: gpu-admission.io/v1alpha1
+kind: GpuAdmissionPolicy
+metadata: {name: notes}
+spec:
+  exemptions: {namespaces: [kube-system, gpu-monitoring]}
+)");
+  CliRun lint = run_cli({"policy", "lint", "--strict", clean.path.string()});
+  INFO(describe(lint));
+  CHECK(lint.code == 0);
+  CHECK(lint.out.find(": note: spec.exemptions.namespaces: DRA adminAccess") != std::string::npos);
+  CHECK(lint.out.find("(\"kube-system\", \"gpu-monitoring\")") != std::string::npos);
+  CHECK(lint.out.find("warning:") == std::string::npos);
 }

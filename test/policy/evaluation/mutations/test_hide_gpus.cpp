@@ -230,3 +230,25 @@ TEST_CASE("hide-gpus: a DRA extended resource of a class that hands out no GPUs 
   CHECK(plain(r.patch) == plain(Json::array({void_env_op("/spec/containers/1"), void_env_op("/spec/containers/2")})));
   CHECK(r.decision.gpu_slices == 2 * 7);  // the sidecar's MIG device counts as a whole GPU beside the app's one
 }
+
+TEST_CASE("hide-gpus: a pod with a GPU-sharing annotation is left alone; other annotations change nothing",
+          "[mutations][hide-gpus][gpu-sharing]") {
+  const auto& p = fixture_policy();
+  for (const char* key : {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"}) {
+    DYNAMIC_SECTION(key) {
+      Json pod = beta_pod(Json::array({container("infer"), container("sidecar")}));
+      pod["metadata"]["annotations"] = {{key, "0.5"}};
+      auto r = eval(p, pod);
+      INFO(findings(r.decision) << r.patch.dump());
+      CHECK(r.decision.allowed);  // h100-coop is cooperative
+      CHECK_FALSE(mutated(r.decision, policy::MutationId::HideGpus));
+      for (const auto& op : r.patch) CHECK(op["path"].get<std::string>().find("/env") == std::string::npos);
+    }
+  }
+  // A key that is not in spec.gpuSharingAnnotations hands out no GPU: both containers are hidden.
+  Json near = beta_pod(Json::array({container("infer"), container("sidecar")}));
+  near["metadata"]["annotations"] = {{"kai.scheduler/gpu-fraction", "0.5"}};
+  auto r = eval(p, near);
+  CHECK(mutated(r.decision, policy::MutationId::HideGpus));
+  CHECK(r.patch.size() == 2);
+}

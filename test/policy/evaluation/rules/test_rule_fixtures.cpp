@@ -120,7 +120,7 @@ TEST_CASE("fixture policy loads", "[fixtures]") {
   INFO(load.report());
   REQUIRE(load.ok());
   const auto& p = *load.policy;
-  CHECK(p.pools().size() == 6);
+  CHECK(p.pools().size() == 8);
   CHECK(p.tenants().size() == 3);
   for (auto rule : policy::kRuleNames) {
     INFO(rule);
