@@ -34,12 +34,15 @@ const kGaps = {
   "gpu-device-access/fail/pod-claim-template-toleration.yaml": "the device toleration is in a claim template (judged when it is created)",
   "gpu-device-access/fail/pod-shared-claim-v1beta1-toleration.yaml": "the device toleration is in a shared claim (judged when it is created)",
   "gpu-device-access/fail/runtime-class-dra-claim.yaml": "a GPU pod only through a DRA claim the request does not show",
+  "gpu-device-access/fail/podgroup-v1alpha2-admin-access.yaml": "a PodGroup's claims are judged by the webhook (the backstop matches no PodGroups)",
+  "gpu-device-access/fail/podgroup-v1beta1-pod-admin-access.yaml": "the adminAccess is in a claim of the pod's PodGroup (judged when it is created)",
 };
 
 // Why the other rules' fail fixtures may be left to the webhook (each missed one must match a reason).
 const kDifferences = [
   [/^gpu-cap\/fail\/(a30-|mig-|quantity-fractional-mig)/, "MIG slices are not counted"],
   [/^gpu-cap\/fail\/claim-/, "a ResourceClaim's or template's GPUs are not counted (DRA claims are left to the webhook)"],
+  [/^gpu-cap\/fail\/podgroup-/, "a PodGroup's claims, and those a pod gets from its group, are left to the webhook"],
   [/^gpu-cap\/fail\/(quantity-|dra-extres-fractional)/, "a GPU quantity that is not a whole number (the API server refuses it for extended resources)"],
   [/^gpu-cap\/fail\/sidecar-before-init/, "an init container is counted without the sidecars started before it"],
   [/^gpu-cap\/fail\/two-pools-/, "whole GPUs of a pod that names a mixed MIG pool count as the MIG slices they may become"],

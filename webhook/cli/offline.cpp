@@ -4,6 +4,7 @@
 
 #include "policy/base/quoted_value.h"
 #include "policy/dra/claim_decoder.h"
+#include "policy/dra/pod_group.h"
 #include "policy/evaluation/evaluator.h"
 #include "policy/decoding/pod_decoder.h"
 #include "policy/config/template_finder.h"
@@ -84,6 +85,38 @@ void judge_claim(const policy::CompiledPolicy& policy, const Json& object, const
   options.set_facts(facts);
   options.describe_gpus = true;
   policy::evaluate_claim(policy, claim, options, r.decision);
+  r.mutated = object;
+}
+
+// A PodGroup (scheduling.k8s.io), judged on its own: its claims as each of its pods has them.
+void judge_pod_group(const policy::CompiledPolicy& policy, const Json& object, const policy::ExternalFacts& facts,
+                     OfflineResult& r) {
+  const std::string api_version = string_at(object, "apiVersion");
+  if (!policy::pod_group_api_version_supported(api_version)) {
+    r.status = OfflineResult::Status::Skipped;
+    r.note = (api_version.empty() ? std::string("no apiVersion") : policy::bounded(api_version)) +
+             " serves no PodGroups (scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 are judged)";
+    return;
+  }
+  simdjson::dom::parser parser;
+  std::string text = to_json_text(object);
+  simdjson::dom::element root;
+  policy::PodGroupView group;
+  if (auto err = reread(parser, text, root)) {
+    r.status = OfflineResult::Status::Error;
+    r.note = std::string("cannot re-read the object: ") + simdjson::error_message(err);
+    return;
+  }
+  if (auto err = policy::decode_pod_group(root, group)) {
+    r.status = OfflineResult::Status::Error;
+    r.note = (err->field.empty() ? std::string() : err->field + ": ") + err->message;
+    return;
+  }
+  policy::EvalOptions options;
+  options.namespace_name = r.namespace_name;
+  options.set_facts(facts);
+  options.describe_gpus = true;
+  policy::evaluate_pod_group(policy, group, options, r.decision);
   r.mutated = object;
 }
 
@@ -209,6 +242,10 @@ OfflineResult evaluate_offline(const policy::CompiledPolicy& policy, const Manif
     return r;
   }
   const std::string group(policy::api_group_of(string_at(object, "apiVersion")));
+  if (policy::is_pod_group_kind(group, r.kind)) {
+    judge_pod_group(policy, object, facts, r);
+    return r;
+  }
   if (const policy::WorkloadKindDef* def = policy.workload_kind(group, r.kind)) {
     judge_templates(policy, *def, object, facts, r);
     return r;
