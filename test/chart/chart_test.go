@@ -643,6 +643,9 @@ var wantValidatingRules = []string{
 	"resource.k8s.io/v1beta2/resourceclaimtemplates:CREATE", "resource.k8s.io/v1beta2/resourceclaimtemplates:UPDATE",
 	"resource.k8s.io/v1beta1/resourceclaims:CREATE", "resource.k8s.io/v1beta1/resourceclaims:UPDATE",
 	"resource.k8s.io/v1beta1/resourceclaimtemplates:CREATE", "resource.k8s.io/v1beta1/resourceclaimtemplates:UPDATE",
+	"scheduling.k8s.io/v1beta1/podgroups:CREATE", "scheduling.k8s.io/v1beta1/podgroups:UPDATE",
+	"scheduling.k8s.io/v1alpha3/podgroups:CREATE", "scheduling.k8s.io/v1alpha3/podgroups:UPDATE",
+	"scheduling.k8s.io/v1alpha2/podgroups:CREATE", "scheduling.k8s.io/v1alpha2/podgroups:UPDATE",
 }
 var wantMutatingRules = []string{"/v1/pods:CREATE"}
 
@@ -1811,8 +1814,8 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 }
 
 // checkClusterState: --cluster follows the `cluster` value; with cluster state on, the pod mounts
-// its token and a ClusterRole grants exactly get/list/watch on namespaces, resourceclaims and
-// resourceclaimtemplates and get on pods, bound to the pod's ServiceAccount; with it off, no
+// its token and a ClusterRole grants exactly get/list/watch on namespaces, resourceclaims,
+// resourceclaimtemplates and podgroups and get on pods, bound to the pod's ServiceAccount; with it off, no
 // token and no RBAC.
 func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 	t.Helper()
@@ -1852,6 +1855,7 @@ func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 		"/pods:get",
 		"resource.k8s.io/resourceclaims:get,list,watch",
 		"resource.k8s.io/resourceclaimtemplates:get,list,watch",
+		"scheduling.k8s.io/podgroups:get,list,watch",
 	})
 	b := bindings[0]
 	expectEq(t, "binding roleRef", str(b, "roleRef", "name"), str(roles[0], "metadata", "name"))
