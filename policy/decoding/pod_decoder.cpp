@@ -24,7 +24,7 @@ constexpr auto kMetadataKeys = keys("name", "generateName", "namespace", "labels
 constexpr auto kPodKeys = keys("metadata", "spec");
 constexpr auto kSpecKeys = keys("hostPID", "hostIPC", "hostNetwork", "nodeSelector", "affinity", "tolerations",
                                 "volumes", "resourceClaims", "initContainers", "containers", "ephemeralContainers",
-                                "runtimeClassName");
+                                "runtimeClassName", "schedulingGroup");
 
 class Decoder : public json::Reader {
  public:
@@ -82,7 +82,8 @@ class Decoder : public json::Reader {
         case 8: return containers(value, ContainerKind::Init, value_at);
         case 9: return containers(value, ContainerKind::App, value_at);
         case 10: return containers(value, ContainerKind::Ephemeral, value_at);
-        default: return as_string(value, pod_.runtime_class_name, value_at);
+        case 11: return as_string(value, pod_.runtime_class_name, value_at);
+        default: return pod_decoding::decode_scheduling_group(*this, pod_, value, value_at);
       }
     });
     if (read) order_containers();

@@ -18,6 +18,7 @@ bool decode_container(json::Reader& r, PodView& pod, od::value& v, ContainerKind
 
 // spec.resourceClaims, spec.affinity (required node affinity), spec.tolerations, spec.volumes.
 bool decode_resource_claims(json::Reader& r, PodView& pod, od::value& v, const Loc& at);
+bool decode_scheduling_group(json::Reader& r, PodView& pod, od::value& v, const Loc& at);
 bool decode_affinity(json::Reader& r, PodView& pod, od::value& v, const Loc& at);
 bool decode_tolerations(json::Reader& r, PodView& pod, od::value& v, const Loc& at);
 bool decode_volumes(json::Reader& r, PodView& pod, od::value& v, const Loc& at);

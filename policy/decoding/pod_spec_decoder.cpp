@@ -11,6 +11,7 @@ using json::keys;
 
 constexpr auto kPodClaimKeys = keys("name", "resourceClaimName", "resourceClaimTemplateName", "source");
 constexpr auto kClaimSourceKeys = keys("resourceClaimName", "resourceClaimTemplateName");
+constexpr auto kSchedulingGroupKeys = keys("podGroupName");
 constexpr auto kAffinityKeys = keys("nodeAffinity");
 constexpr auto kNodeAffinityKeys = keys("requiredDuringSchedulingIgnoredDuringExecution");
 constexpr auto kNodeSelectorKeys = keys("nodeSelectorTerms");
@@ -72,6 +73,16 @@ bool decode_resource_claims(json::Reader& r, PodView& pod, od::value& v, const L
     out.claim_name = nested[0];
     out.template_name = nested[1];
     return true;
+  });
+}
+
+// spec.schedulingGroup: {podGroupName} (Kubernetes 1.36+). 1.35's spec.workloadRef is not read:
+// it points at a Workload, whose groups hold no claims.
+bool decode_scheduling_group(json::Reader& r, PodView& pod, od::value& v, const Loc& at) {
+  od::object group;
+  if (!r.as_object(v, group, at)) return false;
+  return r.fields(group, kSchedulingGroupKeys, at, [&](int, od::value& value, const Loc& value_at) {
+    return r.as_string(value, pod.pod_group, value_at);
   });
 }
 

@@ -135,7 +135,8 @@ const std::pair<std::string_view, std::string_view>* gpu_sharing_annotation(cons
 
 GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
                                std::vector<QuantityProblem>* problems, const ClaimResolver* resolver,
-                               std::string_view namespace_name, std::pmr::memory_resource* memory) {
+                               std::string_view namespace_name, std::pmr::memory_resource* memory,
+                               const PodGroupView* group) {
   GpuRequest out(memory);
   out.slices_per_gpu = slices_per_gpu_in(pool);
 
@@ -194,7 +195,7 @@ GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod,
   out.resource_slices = std::max(sat_add(app_sum, restartable_sum), init_max);
   // A scheduler's GPU share by annotation makes a GPU pod and counts no GPUs (as a fractional resource).
   if (gpu_sharing_annotation(policy, pod)) out.asks_for_gpu = true;
-  out.claims = resolve_pod_claims(policy, pod, pool, resolver, namespace_name, memory);
+  out.claims = resolve_pod_claims(policy, pod, pool, resolver, namespace_name, memory, group);
   out.slices = sat_add(out.resource_slices, out.claims.slices);
   return out;
 }

@@ -60,12 +60,14 @@ int64_t units_of(const Quantity& q);
 // The one function that counts a pod's GPUs, from extended resources and DRA claims alike.
 // `problems` (optional) receives GPU quantities that are not whole numbers: fractions, negative,
 // unreadable or too large ones (all still counted, see units_of). Claims are looked up through
-// `resolver` in `namespace_name`; without a resolver every claim is unresolved. The claims'
-// lists come from `memory`.
+// `resolver` in `namespace_name`; without a resolver every claim is unresolved. `group` is the
+// pod's PodGroup (pod.pod_group) as the caller resolved it: its claims count as the pod's; a pod
+// that names a group without one has an unresolved group. The claims' lists come from `memory`.
 GpuRequest compute_gpu_request(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
                                std::vector<QuantityProblem>* problems, const ClaimResolver* resolver = nullptr,
                                std::string_view namespace_name = {},
-                               std::pmr::memory_resource* memory = std::pmr::get_default_resource());
+                               std::pmr::memory_resource* memory = std::pmr::get_default_resource(),
+                               const PodGroupView* group = nullptr);
 
 // The first pod annotation whose key is in spec.gpuSharingAnnotations (a scheduler's share of a
 // GPU: KAI's and Run:ai's `gpu-fraction`, `gpu-memory`), as {key, value}; nullptr when none. Such

@@ -2,7 +2,9 @@
 // through the ClaimResolver the caller gives (the claims among `check`'s inputs, the cluster
 // state of `serve`) and counted with the pool's GPU model. A claim that cannot be resolved is
 // never a silent zero: it makes the pod a GPU pod and gpu-cap reports it where a cap applies.
-// Lists come from the caller's memory resource (claim_gpus.h).
+// A pod of a PodGroup (spec.schedulingGroup.podGroupName) also has its group's claims, as
+// entries after its own; a group that cannot be resolved is one unresolved entry standing for
+// all of them. Lists come from the caller's memory resource (claim_gpus.h).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "policy/dra/claim_gpus.h"
 #include "policy/dra/claim_view.h"
+#include "policy/dra/pod_group.h"
 #include "policy/config/compiled_policy.h"
 #include "policy/views/pod_view.h"
 
@@ -20,15 +23,25 @@ namespace gpu_admission::policy {
 
 struct PodClaimGpus {
   explicit PodClaimGpus(std::pmr::memory_resource* memory = std::pmr::get_default_resource()) : gpus(memory) {}
-  const PodResourceClaim* ref = nullptr;  // the pod's spec.resourceClaims entry
+  // The pod's spec.resourceClaims entry, or its group's spec.resourceClaims entry (`group` set);
+  // never null (an entry for a missing group points at an empty one).
+  const PodResourceClaim* ref = nullptr;
   ClaimKind kind = ClaimKind::Claim;      // Template for resourceClaimTemplateName
   std::string_view object_name;           // the claim's or template's name ("" when the entry names none)
   const ClaimView* claim = nullptr;       // nullptr: not found, or nothing to resolve with
   bool repeat = false;                    // names a claim an earlier entry already counted
+  // The PodGroup this entry comes from ("" for the pod's own entries, and for an entry of the pod
+  // that matches one of its group's: that one stands for the group's claim, counted once).
+  std::string_view group;
+  // Stands for the pod's whole PodGroup, which cannot be resolved (object_name and group are
+  // its name): every claim it may hold is unknown.
+  bool group_missing = false;
   ClaimGpus gpus;                         // when resolved
 
   bool resolved() const { return claim != nullptr; }
-  // "claim template two-gpus" / "claim shared-gpu", as output names the source of GPUs.
+  bool from_group() const { return !group.empty(); }
+  // "claim template two-gpus" / "claim shared-gpu" / "claim x of PodGroup g" / "PodGroup g", as
+  // output names the source of GPUs.
   std::string describe() const;
 };
 
@@ -59,6 +72,7 @@ struct PodClaims {
   bool gpu = false;                   // some claim asks for GPUs, or cannot be resolved
   bool unresolved = false;
 
+  // The pod's own entry named `pod_claim_name` (what containers' resources.claims refer to).
   const PodClaimGpus* find(std::string_view pod_claim_name) const;
 };
 
@@ -67,9 +81,16 @@ struct PodClaims {
 // and the profile's largest share on any model).
 GpuCounting gpu_counting(const CompiledPolicy& policy, const Pool* pool);
 
+// `group` is the pod's PodGroup (pod.pod_group) as its caller resolved it; nullptr for a pod that
+// names a group: that group is unresolved.
 PodClaims resolve_pod_claims(const CompiledPolicy& policy, const PodView& pod, const Pool* pool,
                              const ClaimResolver* resolver, std::string_view namespace_name,
-                             std::pmr::memory_resource* memory = std::pmr::get_default_resource());
+                             std::pmr::memory_resource* memory = std::pmr::get_default_resource(),
+                             const PodGroupView* group = nullptr);
+
+// Whether a pod's entry and its group's are the same claim (DRAWorkloadResourceClaims: every
+// field equal): the pod's entry then resolves to the group's claim, counted once.
+bool matches_group_entry(const PodResourceClaim& pod_entry, const PodResourceClaim& group_entry);
 
 // True when container `c` uses a GPU through its resources.claims: a reference to a claim that
 // asks for GPUs (in the referenced request, or any request when it names none) or that cannot

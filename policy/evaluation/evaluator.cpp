@@ -51,13 +51,16 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   std::pmr::monotonic_buffer_resource arena(arena_bytes.data(), arena_bytes.size());
   const MemoizedClaims memo(options.claims, &arena);  // each claim looked up once per evaluation
   const ClaimResolver* claims = memo.get();
+  // The pod's PodGroup, looked up once: its claims are the pod's too.
+  const PodGroupView* group =
+      !pod.pod_group.empty() && options.groups ? options.groups->find_group(ns, pod.pod_group) : nullptr;
   out.tenant = tenant;
   // Whether it is a GPU pod, and which containers use GPU claims, does not depend on the pool;
   // /validate needs it only for a pod its tenant's default pool may apply to.
   const bool default_pool_may_apply = !pools.pinned && tenant && tenant->default_pool >= 0;
   GpuRequest gpu(&arena);
   if (mutate || default_pool_may_apply)
-    gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns, &arena);
+    gpu = compute_gpu_request(policy, pod, nullptr, nullptr, claims, ns, &arena, group);
   const bool gpu_pod = gpu.gpu_pod();
 
   std::vector<QuantityProblem> problems;
@@ -89,7 +92,7 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   if (!pools.pinned && pools.named.size() == 1 && gpu_pod && tenant && tenant->default_pool >= 0)
     pool = &policy.pools()[tenant->default_pool];
   out.pool = pool;
-  gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns, &arena);
+  gpu = compute_gpu_request(policy, pod, pool, &problems, claims, ns, &arena, group);
   out.gpu_slices = gpu.slices;
   out.slices_per_gpu = gpu.slices_per_gpu;
   // Sources are shown where the count is not plain from the resources: claims, DRA extended resources.

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "policy/dra/claim_view.h"
+#include "policy/dra/pod_group.h"
 #include "policy/config/compiled_policy.h"
 #include "policy/config/label_selector.h"
 #include "policy/evaluation/decision.h"
@@ -28,14 +29,15 @@ class PodSource {
 };
 
 // Facts from outside the object, through small interfaces (never I/O): the claims a pod refers
-// to, its namespace's labels and, for a claim's allocation, the pods it is reserved for. Null
-// members are unknown.
+// to, its namespace's labels, its PodGroup and, for a claim's allocation, the pods it is reserved
+// for. Null members are unknown.
 struct ExternalFacts {
   const ClaimResolver* claims = nullptr;
   const NamespaceLabels* namespace_labels = nullptr;
   const PodSource* pods = nullptr;
   // Unix seconds, for exceptions that expire; kUnknownTime: every exception with `expires` is inert.
   int64_t now = kUnknownTime;
+  const PodGroupResolver* groups = nullptr;
 };
 
 // Where a review's facts come from when finding them may wait on something (cluster state's
@@ -72,6 +74,9 @@ struct EvalOptions {
   const ClaimResolver* claims = nullptr;
   // Namespace labels for tenants chosen by namespaceSelector; nullptr: unknown (no selector matches).
   const NamespaceLabels* namespace_labels = nullptr;
+  // Where the pod's PodGroup (spec.schedulingGroup.podGroupName) is looked up, in the pod's
+  // namespace; nullptr: nowhere, so a pod that names a group has it unresolved.
+  const PodGroupResolver* groups = nullptr;
   // Fill decision.gpu_sources ("2 from claim a + 1 nvidia.com/gpu") for `check`'s report; the
   // webhook never shows it and leaves it off (its text costs allocations on every request).
   bool describe_gpus = false;
@@ -81,6 +86,7 @@ struct EvalOptions {
   void set_facts(const ExternalFacts& facts) {
     claims = facts.claims;
     namespace_labels = facts.namespace_labels;
+    groups = facts.groups;
     now = facts.now;
   }
 };
@@ -101,5 +107,13 @@ bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions
 // alone exceeds its namespace's tenant's cap or asks for allocationMode All, gpu-device-access for
 // adminAccess. Findings name spec.devices.requests[i] (spec.spec.devices... for a template).
 void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const EvalOptions& options, Decision& out);
+
+// Judges a PodGroup on its own admission (group_evaluator.cpp): its spec.resourceClaims as every
+// pod of the group will have them, by every rule whose entry has a group check, with its
+// namespace's tenant, in the pool a pod of the group that pins none is judged in (the tenant's
+// default pool; none without one). Claims are looked up through options.claims. Findings name
+// spec.resourceClaims[i] (or spec.resourceClaims for the group's total).
+void evaluate_pod_group(const CompiledPolicy& policy, const PodGroupView& group, const EvalOptions& options,
+                        Decision& out);
 
 }  // namespace gpu_admission::policy

@@ -50,6 +50,7 @@ void PodView::clear() {
   host_pid = host_ipc = host_network = false;
   host_paths.clear();
   resource_claims.clear();
+  pod_group = {};
   runtime_class_name = {};
   for (auto& c : containers) {
     c.claims.clear();

@@ -168,6 +168,9 @@ struct PodView {
   bool host_network = false;
   std::vector<HostPathVolume> host_paths;
   std::vector<PodResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
+  // spec.schedulingGroup.podGroupName (Kubernetes 1.36+, GenericWorkload): the PodGroup whose
+  // spec.resourceClaims the pod shares ("" when it names none).
+  std::string_view pod_group;
   std::string_view runtime_class_name;  // spec.runtimeClassName ("" when absent)
   std::vector<ContainerView> containers;  // init, then app, then ephemeral, each in list order
 

@@ -73,6 +73,7 @@ var wantAuditReads = []string{
 	"leaderworkerset.x-k8s.io/leaderworkersets:list",
 	"ray.io/rayclusters:list", "ray.io/rayjobs:list", "ray.io/rayservices:list",
 	"resource.k8s.io/resourceclaims:list", "resource.k8s.io/resourceclaimtemplates:list",
+	"scheduling.k8s.io/podgroups:list",
 	"trainer.kubeflow.org/trainingruntimes:list", "trainer.kubeflow.org/trainjobs:list",
 }
 

@@ -35,6 +35,7 @@ var (
 	trainerR     = gvr{"example.com", "v1", "Trainer", "trainers"}
 	claimR       = gvr{"resource.k8s.io", "v1", "ResourceClaim", "resourceclaims"}
 	claimTmplR   = gvr{"resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates"}
+	podGroupR    = gvr{"scheduling.k8s.io", "v1alpha2", "PodGroup", "podgroups"}
 )
 
 // What the webhook answers, as `check` reports it.
@@ -180,6 +181,12 @@ kind: ResourceClaim
 metadata: {name: gpus, namespace: research, uid: 9d0c0000-0000-4000-8000-000000000009}
 spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: mig.nvidia.com, count: 1}}]}}
 `
+const basePodGroup = `
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: trainers, namespace: research, uid: 9d0c0000-0000-4000-8000-00000000000a}
+spec: {schedulingPolicy: {gang: {minCount: 2}}, resourceClaims: [{name: gpus, resourceClaimTemplateName: one-slice}]}
+`
 
 const allocation = `{devices: {results: [{request: gpu, driver: gpu.nvidia.com, pool: node-a, device: gpu-0-mig-1}]}}`
 
@@ -257,6 +264,9 @@ var updateCases = []updateCase{
 		`metadata: {annotations: {example.com/owner: ml}}`, false, allowed},
 	{"ResourceClaim: CREATE asking for 3 GPUs (cap 2)", claimR, "", "",
 		mustPatch(baseClaim, `spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 3}}]}}`), true, refused},
+	{"PodGroup: label added (spec.resourceClaims is immutable)", podGroupR, "", basePodGroup,
+		`metadata: {labels: {team: ml}}`, false, allowed},
+	{"PodGroup: CREATE sharing a claim template the webhook cannot see", podGroupR, "", "", basePodGroup, true, refused},
 	{"resourceclaims/status: devices allocated", claimR, "status", baseClaim,
 		`status: {allocation: ` + allocation + `, reservedFor: [{resource: pods, name: train, uid: u-1}]}`, true, cannotJudge},
 	{"resourceclaims/status: reserved for one more pod", claimR, "status", allocatedClaim(`[{resource: pods, name: train, uid: u-1}]`),

@@ -268,7 +268,7 @@ func TestMatchConditionAndObjectSelectorValues(t *testing.T) {
 	expectEq(t, "the chart's conditions", chartOwn, []string{
 		"pod-update-changes-labels-annotations-or-spec", "workload-update-changes-pod-template",
 		"cronjob-update-changes-job-template", "podtemplate-update-changes-template", "ml-workload-update-changes-spec",
-		"claim-update-changes-spec", "claim-status-update-allocates"})
+		"claim-update-changes-spec", "podgroup-update-changes-resource-claims", "claim-status-update-allocates"})
 	for _, n := range chartOwn {
 		if len(n) > 63 {
 			t.Errorf("matchCondition name %s is longer than 63 characters", n)

@@ -178,8 +178,8 @@ func startMetricsEnv(t *testing.T) metricsEnv {
 		{"/validate", review("m2", "ml-platform", privileged)}, // denied
 		{"/mutate", review("m3", "research", gpu)},
 		{"/mutate", review("m4", "observe-a", gpu)}, // withheld
-		{"/validate", "not JSON"}, // a client error
-		{"/nowhere", "{}"},        // HTTP 404
+		{"/validate", "not JSON"},                   // a client error
+		{"/nowhere", "{}"},                          // HTTP 404
 	} {
 		resp, err := client.Post(base+r.path, "application/json", strings.NewReader(r.body))
 		if err != nil {

@@ -383,7 +383,7 @@ func TestDefaultInstallAsAClusterAdminReadsIt(t *testing.T) {
 		}
 		expectEq(t, c.enforcement+": validating timeout", get(v, "timeoutSeconds"), float64(5))
 		expectEq(t, c.enforcement+": mutating timeout", get(m, "timeoutSeconds"), float64(3))
-		expectEq(t, c.enforcement+": validating matchConditions", len(list(v, "matchConditions")), 7)
+		expectEq(t, c.enforcement+": validating matchConditions", len(list(v, "matchConditions")), 8)
 		expectEq(t, c.enforcement+": mutating matchConditions", get(m, "matchConditions"), nil)
 		expectEq(t, c.enforcement+": mutating rules", flattenRules(t, list(m, "rules")), wantMutatingRules)
 	}

@@ -166,15 +166,15 @@ func TestServeWithTheRenderedChart(t *testing.T) {
 }
 
 // checkClusterState: --cluster follows the `cluster` value; with cluster state on, the pod mounts
-// its token and a ClusterRole grants exactly get/list/watch on namespaces, resourceclaims and
-// resourceclaimtemplates and get on pods, bound to the pod's ServiceAccount; with it off, no
+// its token and a ClusterRole grants exactly get/list/watch on namespaces, resourceclaims,
+// resourceclaimtemplates and podgroups and get on pods, bound to the pod's ServiceAccount; with it off, no
 // token and no RBAC.
 func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 	t.Helper()
 	mode := argValue(t, c, "--cluster")
 	on := mode != "off"
 	expectEq(t, "pod automountServiceAccountToken", get(spec, "automountServiceAccountToken"), on || selfManaged(c))
-	res = withoutHooks(res) // the pre-delete hook has a grant of its own (gpucluster_test.go)
+	res = withoutHooks(res)     // the pre-delete hook has a grant of its own (gpucluster_test.go)
 	res = withoutCertsRBAC(res) // self-managed certificates have theirs (certs_test.go)
 	roles, bindings := all(res, "ClusterRole"), all(res, "ClusterRoleBinding")
 	if !on {
@@ -208,6 +208,7 @@ func checkClusterState(t *testing.T, res *Result, spec obj, c obj) {
 		"/pods:get",
 		"resource.k8s.io/resourceclaims:get,list,watch",
 		"resource.k8s.io/resourceclaimtemplates:get,list,watch",
+		"scheduling.k8s.io/podgroups:get,list,watch",
 	})
 	b := bindings[0]
 	expectEq(t, "binding roleRef", str(b, "roleRef", "name"), str(roles[0], "metadata", "name"))

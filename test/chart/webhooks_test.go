@@ -39,6 +39,9 @@ var wantValidatingRules = []string{
 	"resource.k8s.io/v1beta2/resourceclaimtemplates:CREATE", "resource.k8s.io/v1beta2/resourceclaimtemplates:UPDATE",
 	"resource.k8s.io/v1beta1/resourceclaims:CREATE", "resource.k8s.io/v1beta1/resourceclaims:UPDATE",
 	"resource.k8s.io/v1beta1/resourceclaimtemplates:CREATE", "resource.k8s.io/v1beta1/resourceclaimtemplates:UPDATE",
+	"scheduling.k8s.io/v1beta1/podgroups:CREATE", "scheduling.k8s.io/v1beta1/podgroups:UPDATE",
+	"scheduling.k8s.io/v1alpha3/podgroups:CREATE", "scheduling.k8s.io/v1alpha3/podgroups:UPDATE",
+	"scheduling.k8s.io/v1alpha2/podgroups:CREATE", "scheduling.k8s.io/v1alpha2/podgroups:UPDATE",
 }
 
 var wantMutatingRules = []string{"/v1/pods:CREATE"}

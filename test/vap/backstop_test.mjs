@@ -39,6 +39,8 @@ const kGaps = {
   ...Object.fromEntries(["imex-v1-claim-allocation-mode-all", "imex-v1-daemon-config", "imex-v1-first-available-all",
     "imex-v1-template-compute-domain-all", "imex-v1beta1-flat-config-all", "imex-v1beta2-template-channel-range"]
     .map((f) => [`gpu-device-access/fail/${f}.yaml`, "the IMEX channels are asked for in a claim the request does not show"])),
+  "gpu-device-access/fail/podgroup-v1alpha2-admin-access.yaml": "a PodGroup's claims are judged by the webhook (the backstop matches no PodGroups)",
+  "gpu-device-access/fail/podgroup-v1beta1-pod-admin-access.yaml": "the adminAccess is in a claim of the pod's PodGroup (judged when it is created)",
 };
 
 // Why the other rules' fail fixtures may be left to the webhook (each missed one must match a reason).
@@ -48,6 +50,7 @@ const kDifferences = [
   [/^gpu-cap\/fail\/pod-(claim|template)-/, "a pod's DRA claims are not counted (DRA claims are left to the webhook)"],
   [/^gpu-cap\/fail\/review-update-/, "UPDATEs of workloads are not judged (their pods are, when they are created)"],
   [/^(gpu-tolerations|tenant-pool)\/fail\/annotation-gpu-/, "a GPU pod only through a scheduler's GPU-sharing annotation (gpuSharingAnnotations are not exported)"],
+  [/^gpu-cap\/fail\/podgroup-/, "a PodGroup's claims, and those a pod gets from its group, are left to the webhook"],
   [/^gpu-cap\/fail\/(quantity-|dra-extres-fractional)/, "a GPU quantity that is not a whole number (the API server refuses it for extended resources)"],
   [/^gpu-cap\/fail\/sidecar-before-init/, "an init container is counted without the sidecars started before it"],
   [/^gpu-cap\/fail\/two-pools-/, "whole GPUs of a pod that names a mixed MIG pool count as the MIG slices they may become"],

@@ -50,13 +50,15 @@ class AdmissionService {
 
   // Where pods' DRA claims are looked up (cluster state); nullptr: unresolved. Set before serving.
   void set_claim_resolver(const policy::ClaimResolver* claims) { facts_.claims = claims; }
+  // Where pods' PodGroups are looked up (cluster state); nullptr: unresolved. Set before serving.
+  void set_group_resolver(const policy::PodGroupResolver* groups) { facts_.groups = groups; }
   // Where namespaces' labels come from (cluster state); nullptr: unknown. Set before serving.
   void set_namespace_labels(const policy::NamespaceLabels* labels) { facts_.namespace_labels = labels; }
   // Where pods reserved by a claim being allocated come from; nullptr: nowhere (such an
   // allocation is refused). Set before serving.
   void set_pod_source(const policy::PodSource* pods) { facts_.pods = pods; }
   // Facts per review, with one deadline for all of a review's lookups (cluster state); when set,
-  // it replaces the three above. Set before serving.
+  // it replaces the four above. Set before serving.
   void set_facts_provider(const policy::FactsProvider* provider) { facts_provider_ = provider; }
   // How /validate checks a ConfigMap labelled gpu-admission.io/policy: "true" (policy_review.h);
   // without one such ConfigMaps are allowed unchecked. Set before serving.

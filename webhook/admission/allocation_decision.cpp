@@ -6,7 +6,10 @@
 // who swapped several claims under a gated pod cannot have each allocation vouched for by the
 // others. The requester is the scheduler, so username exemptions and exceptions do not apply.
 // A pod that cannot be fetched, is not the pod that was reserved (another uid), or does not refer
-// to the claim cannot be judged: the update is refused and the scheduler tries again.
+// to the claim cannot be judged: the update is refused and the scheduler tries again. A claim
+// reserved for a PodGroup (scheduling.k8s.io) is judged with the group: its claims as they now
+// are, as each of its pods has them (evaluate_pod_group); a group cluster state cannot find, or
+// one that does not hold the claim, cannot be judged.
 #include "webhook/admission/review_decision.h"
 
 #include <utility>
@@ -163,6 +166,7 @@ std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const
   policy::EvalOptions options;
   options.namespace_name = s.claim.namespace_name;
   options.namespace_labels = facts.namespace_labels;
+  options.groups = facts.groups;  // a pod of a PodGroup: with the group's claims
   options.mutate = false;  // the pod as it is stored
   options.now = facts.now;
   // A claim made for the pod's extended resources is not one of its entries: those resources
@@ -176,6 +180,37 @@ std::optional<ObjectError> judge_pod(const policy::CompiledPolicy& policy, const
   if (!out.pool) out.pool = s.one.pool;
   for (auto& f : s.one.findings) {
     f.message = "pod " + pod_key(s.claim, consumer) + ": " + f.message;
+    out.findings.push_back(std::move(f));
+  }
+  return std::nullopt;
+}
+
+bool is_pod_group(const policy::ClaimConsumer& consumer) {
+  return consumer.api_group == policy::kSchedulingGroup && consumer.resource == policy::kPodGroupResource;
+}
+
+// Judges the PodGroup `consumer` with the claim as the update has it; findings name the group.
+std::optional<ObjectError> judge_group(const policy::CompiledPolicy& policy, const policy::ClaimConsumer& consumer,
+                                       ReviewScratch& s, policy::Decision& out, const policy::ExternalFacts& facts) {
+  const std::string who = "PodGroup " + pod_key(s.claim, consumer);
+  const policy::PodGroupView* group =
+      facts.groups ? facts.groups->find_group(s.claim.namespace_name, consumer.name) : nullptr;
+  if (!group) return cannot_judge(consumer, "cannot judge " + who + ": not found");
+  const policy::PodResourceClaim* entry = group->entry_for_claim(s.claim.name);
+  if (!entry) return cannot_judge(consumer, who + " does not refer to ResourceClaim " + policy::bounded(s.claim.name));
+  policy::EvalOptions options;
+  options.namespace_name = s.claim.namespace_name;
+  options.namespace_labels = facts.namespace_labels;
+  options.now = facts.now;
+  AllocatedClaim with(facts.claims, s.claim, entry->template_name, s.claim);
+  options.claims = &with;
+  policy::evaluate_pod_group(policy, *group, options, s.one);
+  if (s.one.exempt) return std::nullopt;
+  if (!out.tenant) out.tenant = s.one.tenant;
+  out.mode = s.one.mode;
+  if (!out.pool) out.pool = s.one.pool;
+  for (auto& f : s.one.findings) {
+    f.message = who + ": " + f.message;
     out.findings.push_back(std::move(f));
   }
   return std::nullopt;
@@ -206,9 +241,11 @@ std::optional<ObjectError> decide_allocation(const policy::CompiledPolicy& polic
   // Newly allocated: every pod it is reserved for; allocated before: the pods added now.
   const bool newly_allocated = !s.old_claim_status.allocated;
   for (const auto& consumer : s.claim_status.reserved_for) {
-    if (!consumer.is_pod()) continue;
+    if (!consumer.is_pod() && !is_pod_group(consumer)) continue;
     if (!newly_allocated && s.old_claim_status.reserves(consumer)) continue;
-    if (auto err = judge_pod(policy, consumer, s, out, facts)) return err;
+    if (auto err = consumer.is_pod() ? judge_pod(policy, consumer, s, out, facts)
+                                     : judge_group(policy, consumer, s, out, facts))
+      return err;
   }
   out.allowed = !out.has(policy::Action::Deny);
   if (!out.findings.empty()) out.commit_point = "allocates the claim's devices";

@@ -20,6 +20,8 @@ ReviewTarget target_of(const AdmissionRequest& request, const policy::CompiledPo
     target.what = ReviewTarget::What::Claim;
   } else if (request.kind_group.empty() && request.kind == "ConfigMap") {
     target.what = ReviewTarget::What::ConfigMap;
+  } else if (policy::is_pod_group_kind(request.kind_group, request.kind)) {
+    target.what = ReviewTarget::What::PodGroup;
   }
   return target;
 }
@@ -40,8 +42,9 @@ Plan plan_for(Endpoint endpoint, const AdmissionRequest& req, const ReviewTarget
     if (!req.sub_resource.empty()) return Plan::Allow;
     return req.operation == "CREATE" ? Plan::EvaluateCreate : req.operation == "UPDATE" ? Plan::EvaluateUpdate : Plan::Allow;
   }
-  if (target.what == ReviewTarget::What::Templates) {
-    // /mutate never patches these kinds; their status and scale subresources hold no templates.
+  if (target.what == ReviewTarget::What::Templates || target.what == ReviewTarget::What::PodGroup) {
+    // /mutate never patches these kinds; their status and scale subresources hold no templates,
+    // a PodGroup's status no claims of its own (only the names of those made from templates).
     if (endpoint == Endpoint::Mutate || !req.sub_resource.empty()) return Plan::Allow;
     return req.operation == "CREATE" ? Plan::EvaluateCreate : req.operation == "UPDATE" ? Plan::EvaluateUpdate : Plan::Allow;
   }
@@ -63,6 +66,8 @@ void ReviewScratch::begin() {
   old_pod.clear();
   claim.clear();
   old_claim.clear();
+  group.clear();
+  old_group.clear();
   templates.clear();
   old_templates.clear();
   claim_status.clear();
@@ -106,6 +111,32 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
       !parse_object(scratch.old_object_dom, request.old_object, old_object) &&
       !policy::decode_claim_as(old_object, kind, scratch.old_claim, false)) {
     policy::evaluate_claim(policy, scratch.old_claim, options, scratch.old_decision);
+    policy::keep_new_findings(out, scratch.old_decision);
+  }
+  return std::nullopt;
+}
+
+// A PodGroup: its spec.resourceClaims as each of its pods will have them. Its claims are
+// immutable, but an UPDATE is judged too (refused only for what it adds), as a claim's is.
+std::optional<ObjectError> decide_pod_group(const policy::CompiledPolicy& policy, Plan plan,
+                                            const AdmissionRequest& request, ReviewScratch& scratch,
+                                            policy::Decision& out, const policy::ExternalFacts& facts,
+                                            const std::function<void()>& probe) {
+  simdjson::dom::element object, old_object;
+  if (auto err = parse_object(scratch.object_dom, request.object, object)) return ObjectError{"request.object", *err};
+  if (auto err = policy::decode_pod_group(object, scratch.group, false)) return ObjectError{"request.object", *err};
+  scratch.object_name = scratch.group.name;
+  policy::EvalOptions options;
+  options.namespace_name = request.namespace_name;
+  options.username = request.username;
+  options.set_facts(facts);
+  options.describe_gpus = scratch.describe_gpus;
+  if (probe) probe();
+  policy::evaluate_pod_group(policy, scratch.group, options, out);
+  if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
+      !parse_object(scratch.old_object_dom, request.old_object, old_object) &&
+      !policy::decode_pod_group(old_object, scratch.old_group, false)) {
+    policy::evaluate_pod_group(policy, scratch.old_group, options, scratch.old_decision);
     policy::keep_new_findings(out, scratch.old_decision);
   }
   return std::nullopt;
@@ -188,6 +219,8 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
   }
   if (target.what == ReviewTarget::What::Claim)
     return decide_claim(policy, plan, request, target.claim, scratch, out, facts, probe);
+  if (target.what == ReviewTarget::What::PodGroup)
+    return decide_pod_group(policy, plan, request, scratch, out, facts, probe);
   if (target.what == ReviewTarget::What::Templates && target.templates)
     return decide_templates(policy, plan, request, *target.templates, scratch, out, facts, probe);
   const policy::WorkloadKind kind = target.workload;

@@ -10,6 +10,7 @@
 
 #include "policy/dra/claim_status.h"
 #include "policy/dra/claim_view.h"
+#include "policy/dra/pod_group.h"
 #include "policy/config/compiled_policy.h"
 #include "policy/evaluation/evaluator.h"
 #include "policy/evaluation/decision.h"
@@ -28,11 +29,11 @@ enum class Endpoint { Validate, Mutate };
 enum class Plan { Allow, EvaluateCreate, EvaluateUpdate, EvaluateAllocation, CheckPolicy };
 
 // The object a request is about, from request.kind: a Pod or a workload with a pod template, a
-// DRA claim or claim template (group resource.k8s.io), a kind judged by template paths (ML
-// workloads and spec.workloads, by group and kind), a ConfigMap (core v1: it may carry the
-// webhook's own policy), or something the webhook does not judge.
+// DRA claim or claim template (group resource.k8s.io), a PodGroup (scheduling.k8s.io), a kind
+// judged by template paths (ML workloads and spec.workloads, by group and kind), a ConfigMap
+// (core v1: it may carry the webhook's own policy), or something the webhook does not judge.
 struct ReviewTarget {
-  enum class What { Other, Workload, Claim, Templates, ConfigMap };
+  enum class What { Other, Workload, Claim, PodGroup, Templates, ConfigMap };
   What what = What::Other;
   policy::WorkloadKind workload = policy::WorkloadKind::Pod;
   policy::ClaimKind claim = policy::ClaimKind::Claim;
@@ -75,6 +76,7 @@ struct ReviewScratch {
   policy::PodView old_pod;
   policy::ClaimView claim;
   policy::ClaimView old_claim;
+  policy::PodGroupView group, old_group;
   policy::Decision old_decision;
   policy::Decision one;  // one template of a kind judged by template paths
   // A claim's allocation: its status and old status, and the reserved pod being judged.
@@ -94,13 +96,13 @@ struct ObjectError {
   std::string message() const;  // "cannot read request.object field spec.x: must be a list"
 };
 
-// Decodes and evaluates the request's object for `plan` (not Allow). Pods are judged as they
-// arrive on /validate and mutated on /mutate; workload templates are judged as the pods they
-// will create; claims and claim templates on their own. Kinds judged by template paths: every
-// template as the pod it will create, `out` holding all templates' findings (an UPDATE refused
-// only for findings the old object's same template did not have). A pod's DRA claims and its namespace's
-// labels come from `facts` (null members: unknown). `probe`, when set, runs between decoding and evaluation (tests
-// inject faults).
+// Decodes and evaluates the request's object for `plan` (not Allow). Pods are judged as they arrive
+// on /validate and mutated on /mutate; workload templates are judged as the pods they will create;
+// claims, claim templates and PodGroups (their spec.resourceClaims) on their own. Kinds judged by
+// template paths: every template as the pod it will create, `out` holding all templates' findings
+// (an UPDATE refused only for findings the old object's same template did not have). A pod's DRA
+// claims, its PodGroup and its namespace's labels come from `facts` (null members: unknown).
+// `probe`, when set, runs between decoding and evaluation (tests inject faults).
 // Parses an object of the request (padded text) into `parser`'s DOM, refusing duplicate keys.
 std::optional<policy::DecodeError> parse_object(simdjson::dom::parser& parser, std::string_view text,
                                                 simdjson::dom::element& root);

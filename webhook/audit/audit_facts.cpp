@@ -40,6 +40,21 @@ std::shared_ptr<const cluster::ClaimEntry> AuditFacts::add_claim(simdjson::dom::
   return entry;
 }
 
+std::shared_ptr<const cluster::PodGroupEntry> AuditFacts::add_group(simdjson::dom::element object,
+                                                                    std::string_view api_version,
+                                                                    std::string_view namespace_name,
+                                                                    std::string_view name) {
+  auto entry = cluster::make_pod_group_entry(object, api_version);
+  groups_.insert_or_assign(std::string(namespace_name) + "/" + std::string(name), entry);
+  return entry;
+}
+
+const policy::PodGroupView* AuditFacts::find_group(std::string_view namespace_name, std::string_view name) const {
+  auto it = groups_.find(std::string(namespace_name) + "/" + std::string(name));
+  if (it == groups_.end() || !it->second->ok()) return nullptr;
+  return &it->second->view;
+}
+
 const policy::ClaimView* AuditFacts::find(policy::ClaimKind kind, std::string_view namespace_name,
                                           std::string_view name) const {
   auto it = claims_.find(claim_key(kind, namespace_name, name));

@@ -1,7 +1,9 @@
 // The facts an audit judges pods with, read from the same cluster or files as the pods: the
-// labels of every Namespace (tenants chosen by namespaceSelector) and every ResourceClaim and
-// ResourceClaimTemplate (the GPUs a pod gets through DRA), kept as the cluster state of `serve`
-// keeps them (compact entries: labels; decoded claim views with their strings in one buffer).
+// labels of every Namespace (tenants chosen by namespaceSelector), every ResourceClaim and
+// ResourceClaimTemplate (the GPUs a pod gets through DRA) and every PodGroup (the claims its
+// pods share), kept as the cluster state of `serve`
+// keeps them (compact entries: labels; decoded claim and group views with their strings in one
+// buffer).
 // Filled before the pods are read, then only read.
 #pragma once
 
@@ -14,11 +16,12 @@
 
 #include "policy/config/label_selector.h"
 #include "policy/dra/claim_view.h"
+#include "policy/dra/pod_group.h"
 #include "webhook/cluster/cluster_objects.h"
 
 namespace gpu_admission::webhook::audit {
 
-class AuditFacts final : public policy::ClaimResolver, public policy::NamespaceLabels {
+class AuditFacts final : public policy::ClaimResolver, public policy::PodGroupResolver, public policy::NamespaceLabels {
  public:
   // A Namespace object; false (with `problem`) when it has no name.
   bool add_namespace(simdjson::dom::element object, std::string& problem);
@@ -27,6 +30,12 @@ class AuditFacts final : public policy::ClaimResolver, public policy::NamespaceL
   std::shared_ptr<const cluster::ClaimEntry> add_claim(simdjson::dom::element object, policy::ClaimKind kind,
                                                        std::string_view api_version, std::string_view namespace_name,
                                                        std::string_view name);
+
+  // A PodGroup listed in `api_version`, kept like a claim (one that cannot be decoded leaves its
+  // pods' group unresolved).
+  std::shared_ptr<const cluster::PodGroupEntry> add_group(simdjson::dom::element object, std::string_view api_version,
+                                                          std::string_view namespace_name, std::string_view name);
+  const policy::PodGroupView* find_group(std::string_view namespace_name, std::string_view name) const override;
 
   const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
                                 std::string_view name) const override;
@@ -41,6 +50,7 @@ class AuditFacts final : public policy::ClaimResolver, public policy::NamespaceL
   std::map<std::string, std::shared_ptr<const cluster::NamespaceEntry>, std::less<>> namespaces_;
   // By claim_key(kind, namespace, name).
   std::unordered_map<std::string, std::shared_ptr<const cluster::ClaimEntry>> claims_;
+  std::unordered_map<std::string, std::shared_ptr<const cluster::PodGroupEntry>> groups_;  // by "namespace/name"
 };
 
 }  // namespace gpu_admission::webhook::audit

@@ -4,6 +4,8 @@
 
 #include <simdjson.h>
 
+#include "policy/dra/pod_group.h"
+
 namespace gpu_admission::webhook::audit {
 namespace {
 
@@ -62,6 +64,11 @@ std::vector<AuditKind> wanted_kinds(const policy::CompiledPolicy& policy) {
     k.claim = claim;
     out.push_back(k);
   }
+  AuditKind group;
+  group.group = std::string(policy::kSchedulingGroup);
+  group.kind = std::string(policy::kPodGroupKind);
+  group.role = KindRole::PodGroup;
+  out.push_back(group);
   for (const CoreRow& row : kCoreWorkloads) out.push_back(workload_kind(row.group, row.kind, row.workload));
   auto add_template_kind = [&](const policy::WorkloadKindDef& def) {
     for (const AuditKind& k : out)

@@ -1,5 +1,5 @@
 // The kinds an audit judges, in the order it reads them: first the facts (Namespaces, then
-// ResourceClaimTemplates and ResourceClaims, which pods refer to), then every kind with a pod
+// ResourceClaimTemplates, ResourceClaims and PodGroups, which pods refer to), then every kind with a pod
 // template (core and apps/batch workloads, the built-in ML kinds, the policy's spec.workloads),
 // then Pods. Discovery says which of them a cluster serves, in which version and under which
 // plural name; kinds it does not serve are left out with a note (a CRD that is not installed).
@@ -20,6 +20,7 @@ namespace gpu_admission::webhook::audit {
 enum class KindRole : uint8_t {
   Namespace,      // its labels choose tenants (a fact, not judged)
   Claim,          // a ResourceClaim or ResourceClaimTemplate: a fact for pods, and judged
+  PodGroup,       // a PodGroup (scheduling.k8s.io): a fact for its pods, and judged
   Workload,       // a Pod or a core/apps/batch workload (policy::WorkloadKind)
   TemplateKind,   // judged by template paths (ML kinds, spec.workloads)
 };

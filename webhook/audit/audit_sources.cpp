@@ -20,8 +20,23 @@ std::optional<std::string> get_json(const cluster::KubeClient& client, const std
   return std::nullopt;
 }
 
+// The newest version of scheduling.k8s.io that serves podgroups, "" when none does.
+std::optional<std::string> pod_group_version(const cluster::KubeClient& client, std::string& version) {
+  std::string body;
+  if (auto err = get_json(client, "/apis/scheduling.k8s.io", body)) return err;
+  version.clear();
+  for (const std::string& candidate : cluster::pod_group_version_candidates(body)) {
+    if (auto err = get_json(client, "/apis/scheduling.k8s.io/" + candidate, body)) return err;
+    if (!cluster::serves_resource(body, "podgroups")) continue;
+    version = candidate;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // The version each needed group is read in: the preferred one, the newest of v1, v1beta2,
-// v1beta1 for resource.k8s.io (the claim decoder reads all three).
+// v1beta1 for resource.k8s.io (the claim decoder reads all three), and for scheduling.k8s.io
+// the newest that serves podgroups ("" when none: PodGroups are then not served).
 std::optional<std::string> group_versions(const cluster::KubeClient& client, const std::set<std::string>& needed,
                                           std::map<std::string, std::string>& versions) {
   std::string body;
@@ -31,6 +46,10 @@ std::optional<std::string> group_versions(const cluster::KubeClient& client, con
   for (const auto& [group, version] : groups) {
     if (!needed.count(group)) continue;
     versions[group] = version;
+    if (group == "scheduling.k8s.io") {
+      if (auto err = pod_group_version(client, versions[group])) return err;
+      continue;
+    }
     if (group != "resource.k8s.io") continue;
     if (auto err = get_json(client, "/apis/resource.k8s.io", body)) return err;
     versions[group] = cluster::pick_claims_version(body);

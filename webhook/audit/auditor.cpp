@@ -133,6 +133,10 @@ void Auditor::add(const AuditKind& kind, simdjson::dom::element object) {
     return;
   }
   if (kind.role == KindRole::Claim) return add_claim(kind, object, meta);
+  if (kind.role == KindRole::PodGroup) {
+    facts_.add_group(object, kind.api_version(), meta.namespace_name, meta.name);
+    return judge(kind, object, meta);
+  }
   if (finished(kind, object)) return skip(kind.is_pod() ? kFinishedPods : kFinishedJobs);
   if (meta.has_controller && !kind.is_pod()) {
     owners_.add(meta.namespace_name, meta.uid, meta.controller);
@@ -202,7 +206,7 @@ void Auditor::judge(const AuditKind& kind, simdjson::dom::element object, const 
 
   scratch_.begin();
   decision_.clear();
-  const policy::ExternalFacts facts{&facts_, &facts_, nullptr, now_};
+  const policy::ExternalFacts facts{&facts_, &facts_, nullptr, now_, &facts_};
   const auto error = decide_review(policy_, Endpoint::Validate, plan, request, target, scratch_, decision_, facts);
   // No rule touches an exempt namespace: its objects are counted as not judged, by why (and as
   // `skip` in their namespace's report, below), never as judged and passing.

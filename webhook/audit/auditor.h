@@ -13,7 +13,8 @@
 //   is judged through its pods, so an old ReplicaSet kept for rollback does not keep a fixed
 //   Deployment in the report. Jobs that finished are not judged.
 // - Claims and claim templates on their own, except claims generated for a pod from a template
-//   (their template is judged).
+//   (their template is judged); PodGroups on their own (their claims), and with each of their
+//   pods.
 // - Nothing in an exempt namespace (spec.exemptions.namespaces): such objects are counted as not
 //   judged, and as exempt in their namespace's counts.
 #pragma once

@@ -14,6 +14,7 @@
 #include "webhook/cli/cli_args.h"
 #include "webhook/cli/commands.h"
 #include "webhook/cli/input_claims.h"
+#include "webhook/cli/input_groups.h"
 #include "webhook/cli/input_namespaces.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_configmap.h"
@@ -192,10 +193,11 @@ int run_check(const Args& args) {
   flags.print.policy = policy_title(flags.policy_path, load.carrier);
   const std::string& default_namespace = flags.print.default_namespace;
 
-  // Every file first: claims and templates among the inputs resolve the pods' claims.
+  // Every file first: claims, templates and PodGroups among the inputs resolve the pods' claims.
   std::vector<ManifestObject> objects;
   bool unusable = !read_inputs(flags.inputs, objects);
   InputClaims claims;
+  InputGroups groups;
   InputNamespaces namespaces;
   if (flags.namespace_labels) {
     std::string error;
@@ -208,9 +210,10 @@ int run_check(const Args& args) {
   }
   for (const auto& object : objects) {
     claims.add(object.object, default_namespace);
+    groups.add(object.object, default_namespace);
     namespaces.add(object.object);
   }
-  const policy::ExternalFacts facts{&claims, &namespaces, nullptr, unix_now()};
+  const policy::ExternalFacts facts{&claims, &namespaces, nullptr, unix_now(), &groups};
 
   std::vector<OfflineResult> results;
   for (const auto& object : objects) {

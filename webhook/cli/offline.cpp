@@ -4,6 +4,7 @@
 
 #include "policy/base/quoted_value.h"
 #include "policy/dra/claim_decoder.h"
+#include "policy/dra/pod_group.h"
 #include "policy/evaluation/evaluator.h"
 #include "policy/decoding/pod_decoder.h"
 #include "policy/config/template_finder.h"
@@ -76,6 +77,9 @@ std::string skipped_because(const OfflineResult& r, const ReviewTarget& target) 
   if (policy::is_claim_kind(r.kind, &claim_kind) && !policy::claim_api_version_supported(r.api_version))
     return (r.api_version.empty() ? std::string("no apiVersion") : policy::bounded(r.api_version)) +
            " is not served by Kubernetes 1.34+ (resource.k8s.io/v1, v1beta2 and v1beta1 are judged)";
+  if (target.what == ReviewTarget::What::PodGroup && !policy::pod_group_api_version_supported(r.api_version))
+    return (r.api_version.empty() ? std::string("no apiVersion") : policy::bounded(r.api_version)) +
+           " serves no PodGroups (scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 are judged)";
   if (target.what == ReviewTarget::What::ConfigMap) return kConfigMapNote;
   if (target.what != ReviewTarget::What::Other) return "";
   return r.kind.empty() ? "no kind: not a Kubernetes object"

@@ -8,6 +8,7 @@
 
 #include "webhook/cli/check_report.h"
 #include "webhook/cli/input_claims.h"
+#include "webhook/cli/input_groups.h"
 #include "webhook/cli/input_namespaces.h"
 #include "webhook/cli/suite_compare.h"
 
@@ -132,7 +133,7 @@ struct CaseReader {
                                    tc.object_source + "); make them equal or leave one out");
   }
 
-  // `objects:` files whose objects (claims, templates) the case's object refers to.
+  // `objects:` files whose objects (claims, templates, PodGroups) the case's object refers to.
   void objects(const Json& c, const std::string& cp, TestCase& tc) {
     if (!c.contains("objects")) return;
     const Json& list = c["objects"];
@@ -300,7 +301,8 @@ SuiteLoad load_test_suite(const std::string& path) {
 
 namespace {
 
-// Runs one case through the offline evaluator, with the claims and namespaces of its `objects:`.
+// Runs one case through the offline evaluator, with the claims, PodGroups and namespaces of its
+// `objects:`.
 OfflineResult evaluate_case(const policy::CompiledPolicy& compiled, const TestCase& tc) {
   ManifestObject manifest{tc.object, tc.object_source};
   const std::string& ns = tc.namespace_name;
@@ -309,13 +311,16 @@ OfflineResult evaluate_case(const policy::CompiledPolicy& compiled, const TestCa
     manifest.review_namespace = ns;
   }
   InputClaims claims;
+  InputGroups groups;
   InputNamespaces namespaces;
   if (tc.namespace_labels) namespaces.set_fallback(*tc.namespace_labels);
   for (const auto& object : tc.objects) {
     claims.add(object, ns.empty() ? "default" : ns);
+    groups.add(object, ns.empty() ? "default" : ns);
     namespaces.add(object);
   }
-  return evaluate_offline(compiled, manifest, ns.empty() ? "default" : ns, true, policy::ExternalFacts{&claims, &namespaces, nullptr, unix_now()});
+  return evaluate_offline(compiled, manifest, ns.empty() ? "default" : ns, true,
+                          policy::ExternalFacts{&claims, &namespaces, nullptr, unix_now(), &groups});
 }
 
 CaseResult run_case(const policy::CompiledPolicy& compiled, const TestCase& tc) {

@@ -36,6 +36,37 @@ void for_each_view(policy::ClaimView& view, F&& f) {
   }
 }
 
+// Copies every string `view` points at into `arena` (reserved once, so never reallocated) and
+// points them there.
+template <typename View, typename ForEach>
+void compact_into(std::string& arena, View& view, ForEach&& for_each) {
+  size_t total = 0;
+  for_each(view, [&](std::string_view& text) { total += text.size(); });
+  arena.reserve(total);
+  for_each(view, [&](std::string_view& text) {
+    const size_t offset = arena.size();
+    arena.append(text);
+    text = std::string_view(arena.data() + offset, text.size());
+  });
+}
+
+template <typename F>
+void for_each_group_view(policy::PodGroupView& view, F&& f) {
+  f(view.api_version);
+  f(view.name);
+  f(view.namespace_name);
+  f(view.uid);
+  for (auto& entry : view.resource_claims) {
+    f(entry.name);
+    f(entry.claim_name);
+    f(entry.template_name);
+  }
+  for (auto& [entry, claim] : view.claim_statuses) {
+    f(entry);
+    f(claim);
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::element object, std::string* problem) {
@@ -64,14 +95,7 @@ std::shared_ptr<const NamespaceEntry> make_namespace_entry(simdjson::dom::elemen
 std::shared_ptr<const ClaimEntry> compact_claim(const policy::ClaimView& source) {
   auto entry = std::make_shared<ClaimEntry>();
   entry->view = source;
-  size_t total = 0;
-  for_each_view(entry->view, [&](std::string_view& text) { total += text.size(); });
-  entry->arena.reserve(total);
-  for_each_view(entry->view, [&](std::string_view& text) {
-    const size_t offset = entry->arena.size();
-    entry->arena.append(text);
-    text = std::string_view(entry->arena.data() + offset, text.size());
-  });
+  compact_into(entry->arena, entry->view, [](policy::ClaimView& v, auto&& f) { for_each_view(v, f); });
   return entry;
 }
 
@@ -84,6 +108,19 @@ std::shared_ptr<const ClaimEntry> make_claim_entry(simdjson::dom::element object
     return entry;
   }
   return compact_claim(view);
+}
+
+std::shared_ptr<const PodGroupEntry> make_pod_group_entry(simdjson::dom::element object,
+                                                          std::string_view api_version) {
+  auto entry = std::make_shared<PodGroupEntry>();
+  if (const auto error = policy::decode_pod_group(object, entry->view, false, api_version)) {
+    entry->view.clear();
+    entry->error = error->field.empty() ? error->message : error->field + ": " + error->message;
+    return entry;
+  }
+  entry->view.resource_claims.shrink_to_fit();
+  compact_into(entry->arena, entry->view, [](policy::PodGroupView& v, auto&& f) { for_each_group_view(v, f); });
+  return entry;
 }
 
 size_t entry_bytes(const ClaimEntry& entry) {
@@ -108,6 +145,12 @@ size_t entry_bytes(const NamespaceEntry& entry) {
     if (value.size() > 15) bytes += value.capacity() + 1;
   }
   return bytes;
+}
+
+size_t entry_bytes(const PodGroupEntry& entry) {
+  return sizeof(PodGroupEntry) + entry.arena.capacity() + entry.error.capacity() +
+         entry.view.resource_claims.capacity() * sizeof(policy::PodResourceClaim) +
+         entry.view.claim_statuses.capacity() * sizeof(entry.view.claim_statuses[0]);
 }
 
 }  // namespace gpu_admission::webhook::cluster

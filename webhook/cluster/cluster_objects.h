@@ -1,8 +1,8 @@
-// What the cluster state keeps per object, small on purpose: a Namespace is its
-// labels; a ResourceClaim or ResourceClaimTemplate is its decoded policy::ClaimView with the
-// strings it views copied into one owned buffer (the JSON text and the simdjson document are not
-// kept). Objects that cannot be decoded are kept as such (the resolver answers "not found" for
-// them without asking the API server again).
+// What the cluster state keeps per object, small on purpose: a Namespace is its labels; a
+// ResourceClaim or ResourceClaimTemplate is its decoded policy::ClaimView, a PodGroup its decoded
+// policy::PodGroupView, each with the strings it views copied into one owned buffer (the JSON text
+// and the simdjson document are not kept). Objects that cannot be decoded are kept as such (the
+// resolver answers "not found" for them without asking the API server again).
 #pragma once
 
 #include <memory>
@@ -12,6 +12,7 @@
 #include <simdjson.h>
 
 #include "policy/dra/claim_view.h"
+#include "policy/dra/pod_group.h"
 #include "policy/config/label_selector.h"
 
 namespace gpu_admission::webhook::cluster {
@@ -43,8 +44,21 @@ std::shared_ptr<const ClaimEntry> make_claim_entry(simdjson::dom::element object
 // A copy of `view` whose strings live in the returned entry's arena.
 std::shared_ptr<const ClaimEntry> compact_claim(const policy::ClaimView& view);
 
+struct PodGroupEntry {
+  std::string arena;  // the bytes every view in `view` points into; never reallocated
+  policy::PodGroupView view;
+  std::string error;  // non-empty: the object could not be decoded (view is empty)
+  bool ok() const { return error.empty(); }
+};
+
+// Decodes a PodGroup as make_claim_entry decodes a claim (`api_version` for list items, which
+// carry none): its name, namespace, spec.resourceClaims and status.resourceClaimStatuses.
+std::shared_ptr<const PodGroupEntry> make_pod_group_entry(simdjson::dom::element object,
+                                                          std::string_view api_version);
+
 // Approximate heap bytes held by an entry (for the benchmark and metrics).
 size_t entry_bytes(const ClaimEntry& entry);
 size_t entry_bytes(const NamespaceEntry& entry);
+size_t entry_bytes(const PodGroupEntry& entry);
 
 }  // namespace gpu_admission::webhook::cluster

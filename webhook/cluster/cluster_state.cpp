@@ -10,96 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "webhook/cluster/cluster_objects.h"
-#include "webhook/cluster/object_index.h"
+#include "webhook/cluster/cluster_state_impl.h"
 
 namespace gpu_admission::webhook::cluster {
-namespace {
 
-constexpr std::string_view kNamespaces = "namespaces";
-constexpr std::string_view kClaims = "resourceclaims";
-constexpr std::string_view kTemplates = "resourceclaimtemplates";
-constexpr std::string_view kPods = "pods";
-constexpr size_t kMaxObjectBytes = 4u << 20;  // one object: the API server takes requests of 3 MiB at most
-constexpr size_t kMaxRememberedAbsent = 4096;
-
-std::string key_of(std::string_view namespace_name, std::string_view name) {
-  std::string key;
-  key.reserve(namespace_name.size() + 1 + name.size());
-  key.append(namespace_name).push_back('/');
-  key.append(name);
-  return key;
-}
-
-// key_of for a lookup on the request path: in place for names of valid length (a namespace of
-// at most 63 characters, a name of at most 253), so that a cache hit allocates nothing.
-class LookupKey {
- public:
-  LookupKey(std::string_view namespace_name, std::string_view name) {
-    const size_t size = namespace_name.size() + 1 + name.size();
-    if (size > sizeof(buffer_)) {
-      long_key_ = key_of(namespace_name, name);
-      view_ = long_key_;
-      return;
-    }
-    namespace_name.copy(buffer_, namespace_name.size());
-    buffer_[namespace_name.size()] = '/';
-    name.copy(buffer_ + namespace_name.size() + 1, name.size());
-    view_ = std::string_view(buffer_, size);
-  }
-  LookupKey(const LookupKey&) = delete;
-  LookupKey& operator=(const LookupKey&) = delete;
-  std::string_view view() const { return view_; }
-
- private:
-  char buffer_[63 + 1 + 253];
-  std::string long_key_;
-  std::string_view view_;
-};
-
-// An index fed by an informer. `Make` turns an object into its entry, and says in `problem`
-// what it could not decode (the entry then answers for it: a claim's answers "not found").
-template <typename Entry>
-class IndexStore final : public InformerStore {
- public:
-  using Make = std::function<std::shared_ptr<const Entry>(simdjson::dom::element, std::string& problem)>;
-  IndexStore(bool namespaced, Make make, std::chrono::milliseconds grace)
-      : index(grace), namespaced_(namespaced), make_(std::move(make)) {}
-
-  void begin_list() override { staged_.clear(); }
-  std::string add_listed(simdjson::dom::element object, const ObjectMeta& meta) override {
-    std::string problem;
-    staged_.emplace_back(key(meta), make_(object, problem));
-    return problem;
-  }
-  void end_list() override {
-    index.replace_all(std::move(staged_));
-    staged_ = {};
-    index.publish();  // synced (and so ready) must mean visible
-  }
-  // A MODIFIED object that cannot be decoded replaces the entry it had: what it was before is
-  // never used again.
-  std::string apply(EventType type, simdjson::dom::element object, const ObjectMeta& meta) override {
-    std::string problem;
-    if (type == EventType::Deleted) index.erase(key(meta));
-    else index.upsert(key(meta), make_(object, problem));
-    return problem;
-  }
-
-  ShardedIndex<Entry> index;
-
- private:
-  std::string key(const ObjectMeta& meta) const {
-    return namespaced_ ? key_of(meta.namespace_name, meta.name) : std::string(meta.name);
-  }
-  bool namespaced_;
-  Make make_;
-  std::vector<std::pair<std::string, std::shared_ptr<const Entry>>> staged_;
-};
-
-using ClaimStore = IndexStore<ClaimEntry>;
-
-}  // namespace
 
 std::optional<ClusterMode> parse_cluster_mode(std::string_view text) {
   if (text == "auto") return ClusterMode::Auto;
@@ -146,72 +60,6 @@ std::string pick_claims_version(std::string_view api_group_json) {
     if (served[i]) return std::string(kPreference[i]);
   return "";
 }
-
-struct ClusterState::Impl {
-  Impl(KubeConfig config, ClusterOptions options_in, Metrics* metrics_in, Logger* logger_in)
-      : client(std::move(config)), options(options_in), metrics(metrics_in), logger(logger_in) {
-    client.set_logger(logger_in);
-  }
-
-  KubeClient client;
-  const ClusterOptions options;
-  Metrics* metrics;
-  Logger* logger;
-
-  IndexStore<NamespaceEntry> namespaces{
-      false, [](simdjson::dom::element o, std::string& problem) { return make_namespace_entry(o, &problem); },
-      options.retire_grace};
-  std::unique_ptr<ClaimStore> claims;
-  std::unique_ptr<ClaimStore> templates;
-  std::unique_ptr<Informer> namespace_informer;
-  std::unique_ptr<Informer> claim_informer;
-  std::unique_ptr<Informer> template_informer;
-
-  // Discovery: set once by the bootstrap thread, then read-only.
-  std::atomic<bool> discovered{false};
-  std::string version;  // "" when resource.k8s.io is not served
-  std::atomic<int> fetches_in_flight{0};
-
-  // Objects a GET just found absent, so that the evaluator's repeated lookups for one pod cost
-  // one GET (miss path only; bounded; forgotten after negative_ttl).
-  std::mutex absent_mutex;
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> recently_absent;
-  bool known_absent(const std::string& key);
-  void remember_absent(std::string key);
-
-  std::mutex mutex;
-  std::condition_variable wake;
-  bool stopping = false;
-  std::thread bootstrap;
-  std::thread publisher;
-
-  std::string group_version() const { return "resource.k8s.io/" + version; }
-  std::string collection(std::string_view resource) const {
-    return "/apis/resource.k8s.io/" + version + "/" + std::string(resource);
-  }
-  bool wait(std::chrono::milliseconds duration) {
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, duration, [&] { return stopping; });
-    return !stopping;
-  }
-  void discover();
-  void start_claim_informers();
-  void publish_loop();
-  void publish_all();
-  // Lookups; a miss costs one GET bounded by what is left until `deadline` (none once it passed).
-  using Deadline = std::chrono::steady_clock::time_point;
-  const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name,
-                                Deadline deadline);
-  const policy::ClaimView* fetch(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name,
-                                 Deadline deadline);
-  policy::NamespaceLookup labels_of(std::string_view namespace_name, Deadline deadline);
-  policy::PodSource::Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& out,
-                                      Deadline deadline);
-  // One GET of a single object within the deadline and the cap on concurrent GETs; `resource`
-  // names it in the lookup metrics (counted there when it cannot be sent).
-  std::optional<HttpResult> get_object(std::string_view resource, const std::string& path, Deadline deadline);
-  Deadline review_deadline() const { return std::chrono::steady_clock::now() + options.lookup_timeout; }
-};
 
 void ClusterState::Impl::discover() {
   auto backoff = options.informer.initial_backoff;
@@ -277,6 +125,10 @@ void ClusterState::Impl::remember_absent(std::string key) {
 void ClusterState::Impl::publish_all() {
   namespaces.index.publish();
   if (metrics != nullptr) metrics->set_cluster_objects(kNamespaces, static_cast<double>(namespaces.index.size()));
+  if (groups_discovered.load(std::memory_order_acquire) && groups) {
+    groups->index.publish();
+    if (metrics != nullptr) metrics->set_cluster_objects(kPodGroups, static_cast<double>(groups->index.size()));
+  }
   if (!discovered.load(std::memory_order_acquire) || !claims) return;
   claims->index.publish();
   templates->index.publish();
@@ -372,7 +224,10 @@ bool ClusterState::start(std::string& error) {
   s.namespace_informer = std::make_unique<Informer>(std::string(kNamespaces), "/api/v1/namespaces", s.client,
                                                     s.namespaces, s.options.informer, s.metrics, s.logger);
   s.namespace_informer->start();
-  s.bootstrap = std::thread([&s] { s.discover(); });
+  s.bootstrap = std::thread([&s] {
+    s.discover();
+    if (s.discovered.load(std::memory_order_acquire)) s.discover_groups();  // not when stopping
+  });
   s.publisher = std::thread([&s] { s.publish_loop(); });
   return true;
 }
@@ -389,6 +244,7 @@ void ClusterState::stop() {
   if (s.namespace_informer) s.namespace_informer->stop();
   if (s.claim_informer) s.claim_informer->stop();
   if (s.template_informer) s.template_informer->stop();
+  if (s.group_informer) s.group_informer->stop();
 }
 
 std::string ClusterState::not_ready_reason() const {
@@ -398,6 +254,9 @@ std::string ClusterState::not_ready_reason() const {
   if (s.claim_informer && !s.claim_informer->synced()) return "cluster state: resourceclaims not listed yet";
   if (s.template_informer && !s.template_informer->synced())
     return "cluster state: resourceclaimtemplates not listed yet";
+  if (!s.groups_discovered.load(std::memory_order_acquire))
+    return "cluster state: scheduling.k8s.io not discovered yet";
+  if (s.group_informer && !s.group_informer->synced()) return "cluster state: podgroups not listed yet";
   return "";
 }
 
@@ -484,12 +343,18 @@ policy::PodSource::Outcome ClusterState::Impl::pod_json(std::string_view namespa
 namespace {
 
 // The facts of one review: cluster state's lookups with one deadline for all of its misses.
-class ReviewLookups final : public policy::ClaimResolver, public policy::NamespaceLabels, public policy::PodSource {
+class ReviewLookups final : public policy::ClaimResolver,
+                            public policy::PodGroupResolver,
+                            public policy::NamespaceLabels,
+                            public policy::PodSource {
  public:
   ReviewLookups(ClusterState::Impl& state, ClusterState::Impl::Deadline deadline) : state_(state), deadline_(deadline) {}
   const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
                                 std::string_view name) const override {
     return state_.find(kind, namespace_name, name, deadline_);
+  }
+  const policy::PodGroupView* find_group(std::string_view namespace_name, std::string_view name) const override {
+    return state_.find_group(namespace_name, name, deadline_);
   }
   const policy::LabelPairs* labels_of(std::string_view namespace_name) const override {
     return lookup(namespace_name).labels;
@@ -500,7 +365,11 @@ class ReviewLookups final : public policy::ClaimResolver, public policy::Namespa
   Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& json) const override {
     return state_.pod_json(namespace_name, name, json, deadline_);
   }
-  policy::ExternalFacts facts() const { return {this, this, this}; }
+  policy::ExternalFacts facts() const {
+    policy::ExternalFacts facts{this, this, this};
+    facts.groups = this;
+    return facts;
+  }
 
  private:
   ClusterState::Impl& state_;
@@ -545,6 +414,8 @@ ClusterState::Counts ClusterState::counts() const {
     counts.claims = impl_->claims->index.size();
     counts.templates = impl_->templates->index.size();
   }
+  if (impl_->groups_discovered.load(std::memory_order_acquire) && impl_->groups)
+    counts.pod_groups = impl_->groups->index.size();
   return counts;
 }
 

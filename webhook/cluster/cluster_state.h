@@ -1,18 +1,20 @@
-// webhook/cluster/ -- cluster state for `serve --cluster`, the gpu_webhook_cluster library.
-// This header is its public face: ClusterState (the three informers, the claim resolver and the
-// namespace-label lookup the policy engine reads), the --cluster modes and the choice of
-// configuration. The rest of the folder serves it: kube_config (finding the configuration as
-// kubectl does; kubeconfig_merge, kubeconfig_context), exec_credentials and plugin_process
-// (exec credential plugins), kube_client (a small Kubernetes API client on cpp-httplib and OpenSSL),
-// watch_decoder (list pages, watch events, bounded line splitting), informer (list + watch of
-// one resource), object_index (the lock-free sharded index) and cluster_objects (the compact
-// cached entries). Code here may include policy/, ops/ and io/ headers, never admission/,
-// server/ or cli/ (those learn cluster state through policy::ClaimResolver and
+// webhook/cluster/ -- cluster state for `serve --cluster`, the gpu_webhook_cluster library. This
+// header is its public face: ClusterState (the informers of namespaces, claims, claim templates and
+// PodGroups, the claim and PodGroup resolvers and the namespace-label lookup the policy engine
+// reads), the --cluster modes and the choice of configuration. The rest of the folder serves it:
+// kube_config (finding the configuration as kubectl does; kubeconfig_merge, kubeconfig_context),
+// exec_credentials and plugin_process (exec credential plugins), kube_client (a small Kubernetes
+// API client on cpp-httplib and OpenSSL), watch_decoder (list pages, watch events, bounded line
+// splitting), informer (list + watch of one resource), object_index (the lock-free sharded index),
+// cluster_objects (the compact cached entries) and cluster_groups.cpp (PodGroups, where
+// scheduling.k8s.io serves them). Code here may include policy/, ops/ and io/ headers, never
+// admission/, server/ or cli/ (those learn cluster state through policy::ClaimResolver and
 // policy::NamespaceLabels, and readiness through a function).
 //
-// Hot path: find() and labels_of() read published immutable shard maps, without locks; only a
-// cache miss of a claim or template costs one GET of that object bounded by the lookup timeout
-// (1 s), cached on success. Lookups are counted by result (hit, fetched, absent, error).
+// Hot path: find() and labels_of() read published immutable shard maps, without locks; only a cache
+// miss of a claim or template costs one GET of that object bounded by the lookup timeout (1 s),
+// cached on success; a PodGroup's likewise. Lookups are counted by result (hit, fetched, absent,
+// error).
 #pragma once
 
 #include <chrono>
@@ -20,8 +22,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "policy/dra/claim_view.h"
+#include "policy/dra/pod_group.h"
 #include "policy/evaluation/evaluator.h"
 #include "policy/config/label_selector.h"
 #include "webhook/cluster/informer.h"
@@ -56,6 +60,7 @@ struct ClusterOptions {
 };
 
 class ClusterState final : public policy::ClaimResolver,
+                           public policy::PodGroupResolver,
                            public policy::NamespaceLabels,
                            public policy::PodSource,
                            public policy::FactsProvider {
@@ -76,23 +81,29 @@ class ClusterState final : public policy::ClaimResolver,
   // policy::ClaimResolver: the cached claim or template; on a miss, one bounded GET.
   const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
                                 std::string_view name) const override;
+  // policy::PodGroupResolver: the cached PodGroup; on a miss, one bounded GET. nullptr when the
+  // API server serves no PodGroups.
+  const policy::PodGroupView* find_group(std::string_view namespace_name, std::string_view name) const override;
   // policy::NamespaceLabels: the namespace's labels; on a miss, one bounded GET (a namespace
   // created a moment before its pod); nullptr when the namespace is unknown.
   const policy::LabelPairs* labels_of(std::string_view namespace_name) const override;
   policy::NamespaceLookup lookup(std::string_view namespace_name) const override;
   // policy::PodSource: one bounded GET of the pod (pods are not cached).
   Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& json) const override;
-  // policy::FactsProvider: the three above for one review, every miss of the review together
+  // policy::FactsProvider: the lookups above for one review, every miss of the review together
   // bounded by the lookup timeout (1 s), however many there are.
   void review(Use& use) const override;
 
   // The resource.k8s.io version in use ("v1", "v1beta2", "v1beta1"), "" before discovery or
   // when the server does not serve one.
   std::string claims_version() const;
+  // The scheduling.k8s.io version PodGroups are watched in ("v1beta1", "v1alpha3", "v1alpha2"),
+  // "" before discovery or when none serves podgroups.
+  std::string pod_groups_version() const;
   const KubeConfig& config() const;
 
   struct Counts {
-    size_t namespaces = 0, claims = 0, templates = 0;
+    size_t namespaces = 0, claims = 0, templates = 0, pod_groups = 0;
   };
   Counts counts() const;
   // Makes every change so far visible to lookups now (tests; normally every publish_interval).
@@ -106,5 +117,11 @@ class ClusterState final : public policy::ClaimResolver,
 
 // The newest of v1, v1beta2, v1beta1 in an APIGroup discovery document; "" when none.
 std::string pick_claims_version(std::string_view api_group_json);
+
+// The versions of scheduling.k8s.io's APIGroup document that may serve PodGroups, newest first
+// (v1beta1, v1alpha3, v1alpha2; its v1 serves PriorityClasses only). Discovery takes the first
+// whose APIResourceList names `podgroups` (serves_resource).
+std::vector<std::string> pod_group_version_candidates(std::string_view api_group_json);
+bool serves_resource(std::string_view resource_list_json, std::string_view resource);
 
 }  // namespace gpu_admission::webhook::cluster

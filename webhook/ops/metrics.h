@@ -87,7 +87,7 @@ class Metrics {
   // (request_errors.h); every class and reason is there at 0 from the start.
   void count_request_error(RequestErrorKind error);
 
-  // Cluster state (--cluster). resource: namespaces|resourceclaims|resourceclaimtemplates.
+  // Cluster state (--cluster). resource: namespaces|resourceclaims|resourceclaimtemplates|podgroups.
   // Creates every cluster series at 0 (called when cluster state is turned on).
   void precreate_cluster_series();
   // gpu_admission_cluster_objects{resource}: objects in the cache

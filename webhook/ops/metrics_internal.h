@@ -35,9 +35,9 @@ inline constexpr std::array<std::string_view, 8> kDecisions = {"allowed", "denie
 inline constexpr std::array<std::string_view, 2> kDryRun = {"false", "true"};
 inline constexpr std::array<std::string_view, 3> kExemptionKinds = {"namespace", "username", "other"};
 // The first kCachedResources are cached (listed and watched); pods are only got by name.
-inline constexpr std::array<std::string_view, 5> kClusterResources = {"namespaces", "resourceclaims",
-                                                                      "resourceclaimtemplates", "pods", "other"};
-inline constexpr size_t kCachedResources = 3;
+inline constexpr std::array<std::string_view, 6> kClusterResources = {
+    "namespaces", "resourceclaims", "resourceclaimtemplates", "podgroups", "pods", "other"};
+inline constexpr size_t kCachedResources = 4;
 inline constexpr std::array<std::string_view, 6> kRestartReasons = {"closed", "expired", "disconnected",
                                                                     "error",  "invalid", "other"};
 inline constexpr std::array<std::string_view, 5> kLookupResults = {"hit", "fetched", "absent", "error", "other"};

@@ -11,6 +11,7 @@ true for every request outside its own kind of object, so together they only eve
     PodTemplates: template.
   - The built-in ML kinds: UPDATEs that keep spec, where all their templates are.
   - ResourceClaims and ResourceClaimTemplates: UPDATEs that keep spec (immutable anyway).
+  - PodGroups: UPDATEs that keep spec.resourceClaims (immutable anyway).
   - resourceclaims/status: UPDATEs that neither allocate devices nor reserve them for a new
     consumer (device status, deallocation).
 Kinds the policy adds (webhooks.validating.extraKinds in other groups) are always sent. Every field
@@ -119,6 +120,11 @@ Kubernetes 1.28 and later (GA in 1.30); older API servers get none and send ever
   expression: >-
     {{ $update }} || {{ $sub }} || request.resource.group != 'resource.k8s.io' ||
     {{ include "gpu-admission.cel.changed" "spec" }}
+# A PodGroup is judged by its spec.resourceClaims (immutable); its status is a subresource.
+- name: podgroup-update-changes-resource-claims
+  expression: >-
+    {{ $update }} || {{ $sub }} || request.resource.group != 'scheduling.k8s.io' ||
+    {{ include "gpu-admission.cel.changed" (list "spec.resourceClaims" "[]") }}
 # Allocation is judged when it is set, and when it is reserved for a new consumer.
 - name: claim-status-update-allocates
   expression: >-

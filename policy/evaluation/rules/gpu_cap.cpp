@@ -71,6 +71,22 @@ void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   out.report(ctx.field("spec"), "pod requests " + requested_text(ctx) + "; " + who + " " + std::to_string(*cap) + " per pod");
 }
 
+// A PodGroup: its claims as each of its pods has them, where a cap applies.
+void check_group_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
+  auto cap = ctx.policy.max_gpus_for(ctx.tenant);
+  if (!cap) return;
+  check_claims(ctx, out);
+  if (ctx.gpu.slices <= *cap * ctx.gpu.slices_per_gpu) return;
+  const auto& claims = ctx.gpu.claims.entries;
+  if (std::any_of(claims.begin(), claims.end(), [](const PodClaimGpus& e) { return e.gpus.all; }) &&
+      ctx.gpu.slices >= kSaturatedSlices)
+    return;  // unbounded because of allocationMode All, reported above
+  std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
+                                                                : "the default cap is";
+  out.report(ctx.field("spec.resourceClaims"), "the group's claims give each of its pods " + requested_text(ctx) +
+                                                   "; " + who + " " + std::to_string(*cap) + " per pod");
+}
+
 // A claim on its own: every GPU of a class (allocationMode: All) where a cap applies, or more
 // GPUs than the cap.
 void check_claim_gpu_cap(const ClaimContext& ctx, RuleOutput& out) {
@@ -104,6 +120,10 @@ constinit const RuleEntry kGpuCapRule = rule_entry({
     .claim = check_claim_gpu_cap,
     .claim_refuses = "a claim that alone asks for more GPUs than the cap (a pinned MIG profile counts as its largest "
                      "share on any GPU model), or a GPU request with `allocationMode: All` where a cap applies",
+    .group = check_group_gpu_cap,
+    .group_refuses = "where a cap applies, claims that together give each pod of the group more GPUs than the cap "
+                     "(counted in the tenant's default pool), a GPU request with `allocationMode: All`, or a claim "
+                     "that cannot be found",
 });
 
 }  // namespace gpu_admission::policy

@@ -161,6 +161,12 @@ void check_gpu_device_access(const RuleContext& ctx, RuleOutput& out) {
   check_imex_channels(ctx, out);
 }
 
+// A PodGroup: its claims' adminAccess and device tolerations, as each pod of the group has them.
+void check_group_gpu_device_access(const RuleContext& ctx, RuleOutput& out) {
+  check_admin_access(ctx, out);
+  check_device_tolerations(ctx, out);
+}
+
 // A claim on its own: adminAccess, and tolerations spec.deviceTolerations does not allow.
 void check_claim_gpu_device_access(const ClaimContext& ctx, RuleOutput& out) {
   for (const auto& r : ctx.gpus.requests) {
@@ -200,6 +206,9 @@ constinit const RuleEntry kGpuDeviceAccessRule = rule_entry({
     .claim = check_claim_gpu_device_access,
     .claim_refuses = "a GPU request with `adminAccess: true`, or with a toleration `spec.deviceTolerations` does not "
                      "allow",
+    .group = check_group_gpu_device_access,
+    .group_refuses = "a claim of the group with a GPU request with `adminAccess: true`, or with a toleration "
+                     "`spec.deviceTolerations` does not allow",
 });
 
 }  // namespace gpu_admission::policy

@@ -145,6 +145,15 @@ void check_gpu_sharing(const RuleContext& ctx, RuleOutput& out) {
   check_claims(ctx, pool, out);
 }
 
+// A PodGroup: its claims in its pods' pool.
+void check_group_gpu_sharing(const RuleContext& ctx, RuleOutput& out) {
+  if (!ctx.pool || ctx.pool->trust != Trust::Adversarial) return;
+  const std::string pool = quoted(ctx.pool->name);
+  if (ctx.pool->sharing == Sharing::TimeSlicing && ctx.gpu.gpu_pod())
+    out.report(ctx.field("spec"), "pool " + pool + " is adversarial and shares its GPUs by time-slicing");
+  check_claims(ctx, pool, out);
+}
+
 }  // namespace
 
 constinit const RuleEntry kGpuSharingRule = rule_entry({
@@ -161,6 +170,10 @@ constinit const RuleEntry kGpuSharingRule = rule_entry({
                "`gpu-fraction`, `gpu-memory`, `gpu-fraction-num-devices`); a DRA GPU request that "
                "asks for a share of a device (`capacity.requests`, consumable capacity) or whose NVIDIA driver "
                "configuration asks for `sharing.strategy: TimeSlicing`; a DRA claim that cannot be found",
+    .group = check_group_gpu_sharing,
+    .group_refuses = "when the tenant's default pool has `trust: adversarial`: a claim of the group that asks for a "
+                     "share of a device or for time-slicing, or one that cannot be found; GPU claims when that "
+                     "pool's `sharing` is `time-slicing`",
 });
 
 }  // namespace gpu_admission::policy

@@ -165,6 +165,11 @@ void check_mig_profile(const RuleContext& ctx, RuleOutput& out) {
   }
 }
 
+// A PodGroup: its claims in its pods' pool.
+void check_group_mig_profile(const RuleContext& ctx, RuleOutput& out) {
+  if (ctx.pool) check_claims(ctx, *ctx.pool, out);
+}
+
 }  // namespace
 
 constinit const RuleEntry kMigProfileRule = rule_entry({
@@ -178,6 +183,10 @@ constinit const RuleEntry kMigProfileRule = rule_entry({
                "`deviceclass.resource.kubernetes.io/<class>`), or for a profile the pool's model does not have; a "
                "claim in a MIG pool that cannot be found; two different MIG types in one container. A pod with no "
                "pool is checked for the last one only",
+    .group = check_group_mig_profile,
+    .group_refuses = "in the tenant's default pool: a claim of the group that asks for a whole-GPU device class in "
+                     "a MIG pool or pins a profile the pool's model does not have; a claim that cannot be found in a "
+                     "MIG pool",
 });
 
 }  // namespace gpu_admission::policy

@@ -66,10 +66,8 @@ void check_host_paths(const RuleContext& ctx, RuleOutput& out) {
   }
 }
 
-void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
-  if (!ctx.pool || ctx.pool->trust != Trust::Adversarial) return;
-  const std::string pool = quoted(ctx.pool->name);
-
+// The pool's own MPS sharing, and DRA claims whose driver config asks for MPS.
+void check_pool_and_claims(const RuleContext& ctx, const std::string& pool, RuleOutput& out) {
   if (ctx.pool->sharing == Sharing::Mps && ctx.gpu.gpu_pod())
     out.report(ctx.field("spec"), "pool " + pool + " is adversarial and shares its GPUs through MPS");
   for (const auto& e : ctx.gpu.claims.entries) {
@@ -78,15 +76,26 @@ void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
       continue;
     }
     if (!e.gpus.mps) continue;
-    out.report(ctx.field("spec.resourceClaims[" + std::to_string(e.ref->index) + "]"),
+    out.report(claim_field(ctx, e),
                e.describe() + " asks the GPU driver for MPS sharing (sharing.strategy: MPS) in adversarial pool " + pool);
   }
+}
+
+void check_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
+  if (!ctx.pool || ctx.pool->trust != Trust::Adversarial) return;
+  const std::string pool = quoted(ctx.pool->name);
+  check_pool_and_claims(ctx, pool, out);
 
   check_node_constraints(ctx, pool, out);
   check_env(ctx, pool, out);
   check_host_paths(ctx, out);
   if (ctx.pod.host_ipc)
     out.report(ctx.field("spec.hostIPC"), "hostIPC=true reaches MPS shared memory in adversarial pool " + pool);
+}
+
+// A PodGroup: its claims in its pods' pool.
+void check_group_mps_adversarial(const RuleContext& ctx, RuleOutput& out) {
+  if (ctx.pool && ctx.pool->trust == Trust::Adversarial) check_pool_and_claims(ctx, quoted(ctx.pool->name), out);
 }
 
 }  // namespace
@@ -101,6 +110,10 @@ constinit const RuleEntry kMpsAdversarialRule = rule_entry({
                "one; a `hostPath` of, under or above an MPS pipe directory (`/tmp/nvidia-mps`, `/run/nvidia/mps`); "
                "`hostIPC: true`; a DRA claim whose driver configuration asks for MPS sharing, or one that cannot be "
                "found",
+    .group = check_group_mps_adversarial,
+    .group_refuses = "when the tenant's default pool has `trust: adversarial`: a claim of the group whose driver "
+                     "configuration asks for MPS sharing, or one that cannot be found; GPU claims when that pool's "
+                     "`sharing` is `mps`",
 });
 
 }  // namespace gpu_admission::policy

@@ -41,15 +41,25 @@ std::string ClaimContext::request_field(const RequestGpus& r) const {
 }
 
 std::string claim_field(const RuleContext& ctx, const PodClaimGpus& claim) {
+  // A claim of the pod's group comes through the field that names the group.
+  if (claim.from_group()) return ctx.field("spec.schedulingGroup.podGroupName");
   return ctx.field("spec.resourceClaims[" + std::to_string(claim.ref->index) + "]");
 }
 
 std::string unresolved_claim_message(const PodClaimGpus& claim, std::string_view what) {
-  if (claim.object_name.empty()) return "resourceClaims entry " + quoted(claim.ref->name) + " names no claim or template";
+  if (claim.group_missing)
+    return "cannot " + std::string(what) + " of PodGroup " + bounded(claim.group) +
+           ": not found (the claims in its spec.resourceClaims are this pod's too): create the PodGroup before "
+           "its pods";
+  if (claim.object_name.empty()) {
+    std::string text = "resourceClaims entry " + quoted(claim.ref->name) + " names no claim or template";
+    return claim.from_group() ? "PodGroup " + bounded(claim.group) + "'s " + text : text;
+  }
   std::string text = "cannot ";
   text += what;
   text += claim.kind == ClaimKind::Template ? " of ResourceClaimTemplate " : " of ResourceClaim ";
   text += bounded(claim.object_name);
+  if (claim.from_group()) text += " of PodGroup " + bounded(claim.group);
   text += ": not found";
   return text;
 }

@@ -80,6 +80,11 @@ struct RuleEntry {
   std::string_view refuses = {};    // what `pod` refuses: Markdown, one paragraph
   ClaimCheck claim = nullptr;       // judges a claim on its own; nullptr: claims only through pods
   std::string_view claim_refuses = {};  // what `claim` refuses: set exactly when `claim` is
+  // Judges a PodGroup's claims (evaluate_pod_group): `pod` of the context is a pod of the group
+  // with no containers whose spec.resourceClaims are the group's, so fields name the group's
+  // entries. nullptr: PodGroups only through their pods.
+  RuleCheck group = nullptr;
+  std::string_view group_refuses = {};  // what `group` refuses: set exactly when `group` is
   std::string_view source = {};     // "policy/evaluation/rules/x.cpp", where it is defined (set by rule_entry)
 };
 
@@ -91,6 +96,7 @@ struct RuleEntry {
 consteval RuleEntry rule_entry(RuleEntry entry, const char* where = __builtin_FILE()) {
   if (!entry.pod || entry.refuses.empty()) throw "a rule entry needs its pod check and what it refuses";
   if (!entry.claim != entry.claim_refuses.empty()) throw "a claim check comes with what it refuses, and only then";
+  if (!entry.group != entry.group_refuses.empty()) throw "a group check comes with what it refuses, and only then";
   const std::string_view file = where;
   const size_t at = file.rfind("policy/evaluation/rules/");
   if (at == std::string_view::npos) throw "a rule entry is defined in its file in policy/evaluation/rules/";

@@ -54,7 +54,7 @@ TEST_CASE("dra: the examples' DRA suite passes", "[cli][dra]") {
   CliRun r = run_cli({"test", kDraExamples + "/suite.yaml"});
   INFO(describe(r));
   CHECK(r.code == 0);
-  CHECK(r.out.find("8 passed, 0 failed") != std::string::npos);
+  CHECK(r.out.find("11 passed, 0 failed") != std::string::npos);
 }
 
 TEST_CASE("dra: check resolves a pod's claim template among its inputs and says where its GPUs come from",

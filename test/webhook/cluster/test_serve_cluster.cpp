@@ -1,7 +1,8 @@
 // The real `serve` binary with cluster state: `--cluster required --kubeconfig FILE` against the
 // fake API server (readyz after the first lists, pods judged with their templates' GPU counts,
-// the GET fallback, cluster metrics, serving on after the API server stops), and the start-up
-// errors of --cluster.
+// the GET fallback, cluster metrics, serving on after the API server stops), PodGroups from the
+// cluster (a pod of a group judged with the group's claims, a group judged on its own), and the
+// start-up errors of --cluster.
 #include <catch2/catch.hpp>
 
 #include <httplib.h>
@@ -30,6 +31,23 @@ std::string pod_review(const std::string& uid, const std::string& ns, const std:
   return review.dump();
 }
 
+// A review of `object` (kind `kind` of `group`/`version`, resource `resource`) created in `ns`.
+std::string create_review(const std::string& uid, const std::string& ns, const Json& object, const std::string& group,
+                          const std::string& version, const std::string& kind, const std::string& resource) {
+  Json review = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+                 {"request", {{"uid", uid}, {"kind", {{"group", group}, {"version", version}, {"kind", kind}}},
+                              {"resource", {{"group", group}, {"version", version}, {"resource", resource}}},
+                              {"namespace", ns}, {"operation", "CREATE"}, {"userInfo", {{"username", "alice"}}},
+                              {"object", object}}}};
+  return review.dump();
+}
+
+Json pod_group_object(const std::string& ns, const std::string& name, const std::string& template_name) {
+  return {{"apiVersion", "scheduling.k8s.io/v1alpha2"}, {"kind", "PodGroup"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec", {{"schedulingPolicy", {{"basic", Json::object()}}},
+                    {"resourceClaims", Json::array({{{"name", "gpus"}, {"resourceClaimTemplateName", template_name}}})}}}};
+}
 
 }  // namespace
 
@@ -85,6 +103,50 @@ TEST_CASE("cluster serve binary: --cluster required --kubeconfig, readyz, claims
   response = client.request("POST", "/validate", pod_review("u4", "research", "sixteen"));
   CHECK(response.body.find("16") != std::string::npos);
   CHECK(serve.log_line("cluster watch failed").is_object());
+}
+
+TEST_CASE("cluster serve binary: PodGroups from the cluster", "[cluster][binary][podgroup]") {
+  FakeApiServer api;
+  api.add_resource({"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false});
+  api.add_resource({"scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup"});
+  api.put("namespaces", namespace_object("research", {{"team", "research"}}));
+  api.put("resourceclaimtemplates", claim_object(true, "research", "sixteen", 16));
+  api.put("podgroups", pod_group_object("research", "trainers", "sixteen"));
+  REQUIRE(api.start());
+  TempDir dir;
+  api.write_kubeconfig(dir.file("kubeconfig"));
+  Child serve({"serve", "--cluster", "required", "--kubeconfig", dir.file("kubeconfig"), "--listen", "127.0.0.1:0",
+               "--metrics-listen", "127.0.0.1:0", "--grace-period", "1"},
+              dir.file("stderr.log"));
+  const Json serving = serve.log_line("gpu-admission serving");
+  INFO(serve.log());
+  REQUIRE(serving.is_object());
+  server_test::TlsClient client;
+  REQUIRE(client.connect(serving["port"]));
+  CHECK(eventually([&] { return client.request("GET", "/readyz").status == 200; }));
+  CHECK(serve.log().find("PodGroups in scheduling.k8s.io/v1alpha2") != std::string::npos);
+
+  // A pod of the group asks for nothing itself: the group's 16 GPUs are over the cap.
+  const Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+                    {"metadata", {{"name", "worker-0"}, {"namespace", "research"}}},
+                    {"spec", {{"schedulingGroup", {{"podGroupName", "trainers"}}},
+                              {"containers", Json::array({{{"name", "c"}, {"image", "cuda"}}})}}}};
+  auto response = client.request("POST", "/validate", create_review("u1", "research", pod, "", "v1", "Pod", "pods"));
+  CHECK(response.body.find("\"allowed\":false") != std::string::npos);
+  CHECK(response.body.find("of PodGroup trainers") != std::string::npos);
+  CHECK(api.counters.gets == 0);  // from the watch's cache
+  // A pod of a group that does not exist: refused, saying to create the group first.
+  Json stray = pod;
+  stray["spec"]["schedulingGroup"]["podGroupName"] = "not-yet";
+  response = client.request("POST", "/validate", create_review("u2", "research", stray, "", "v1", "Pod", "pods"));
+  CHECK(response.body.find("\"allowed\":false") != std::string::npos);
+  CHECK(response.body.find("create the PodGroup before its pods") != std::string::npos);
+  // The group itself, on CREATE.
+  response = client.request("POST", "/validate",
+                            create_review("u3", "research", pod_group_object("research", "more", "sixteen"),
+                                          "scheduling.k8s.io", "v1alpha2", "PodGroup", "podgroups"));
+  CHECK(response.body.find("\"allowed\":false") != std::string::npos);
+  CHECK(response.body.find("gpu-cap") != std::string::npos);
 }
 
 TEST_CASE("cluster serve binary: --cluster start-up errors exit 2 with a clear message", "[cluster][binary]") {

@@ -1,15 +1,16 @@
 // Pod Security Admission style fixtures: test/fixtures/<rule-id>/{pass,fail}/*.yaml, one object
-// per file (after the ResourceClaims and ResourceClaimTemplates its pod refers to, when it needs
-// them), evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
+// per file (after the ResourceClaims, ResourceClaimTemplates and PodGroups it refers to, when it
+// needs them), evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
 // its folder's rule (with a field and a message); a pass fixture must not be reported by it
-// (other rules may fire). The namespace of each object selects its tenant. ResourceClaims and
-// ResourceClaimTemplates before the object are the claims its pod refers to (as among the inputs
-// of `check`); the last object of the file is the one judged.
+// (other rules may fire). The namespace of each object selects its tenant. ResourceClaims,
+// ResourceClaimTemplates and PodGroups before the object are the claims and groups it refers to
+// (as among the inputs of `check`); the last object of the file is the one judged.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "policy/evaluation/rules/rule.h"
 #include "webhook/io/manifests.h"
 #include "webhook/cli/input_claims.h"
+#include "webhook/cli/input_groups.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/policy_file.h"
 #include "test_paths.h"
@@ -92,14 +94,16 @@ Outcome evaluate_fixture(const fs::path& file) {
     return o;
   }
   webhook::InputClaims inputs;
+  webhook::InputGroups groups;
   for (size_t i = 0; i + 1 < read.objects.size(); ++i) {
-    if (!inputs.add(read.objects[i].object, "")) {
-      o.problem = "only ResourceClaims and ResourceClaimTemplates (of a served version) may come before the judged "
-                  "object; " + read.objects[i].source + " is not one";
+    if (!inputs.add(read.objects[i].object, "") && !groups.add(read.objects[i].object, "")) {
+      o.problem = "only ResourceClaims, ResourceClaimTemplates and PodGroups (of a served version) may come before "
+                  "the judged object; " + read.objects[i].source + " is not one";
       return o;
     }
   }
-  const policy::ExternalFacts facts{&inputs, nullptr};
+  policy::ExternalFacts facts{&inputs, nullptr};
+  facts.groups = &groups;
   o.result = webhook::evaluate_offline(*fixture_policy().policy, read.objects.back(), "", true, facts);
   if (o.result.status != webhook::OfflineResult::Status::Evaluated) {
     o.problem = "not evaluated: " + o.result.note;
@@ -226,6 +230,7 @@ TEST_CASE("rule fixtures: field paths of workload fixtures name the pod template
                                  : o.result.kind == "ResourceClaim"         ? "spec.devices."
                                  : o.result.kind == "ResourceClaimTemplate" ? "spec.spec.devices."
                                  : o.result.kind == "TrainJob"              ? "spec.podSpecOverrides[0]."  // v2.0
+                                 : o.result.kind == "PodGroup"              ? "spec."
                                                                             : "spec.template.";
       for (const auto& f : o.result.decision.findings) {
         INFO("field " << f.field);
@@ -258,4 +263,49 @@ TEST_CASE("rule fixtures: a rule that judges claims on their own has claim fixtu
     }
   }
   CHECK(claim_rules >= 2);
+}
+
+TEST_CASE("rule fixtures: a rule that judges PodGroups has PodGroup fixtures in every served version",
+          "[fixtures][podgroup]") {
+  // Its fail fixtures include a PodGroup it denies and a pod of a group it denies for the group's
+  // claims; its pass fixtures a PodGroup it lets through; and scheduling.k8s.io v1alpha2,
+  // v1alpha3 and v1beta1 all appear among its fixtures. A PodGroup's findings name its
+  // spec.resourceClaims (or spec, for its pool's own sharing).
+  REQUIRE(fixture_policy().ok());
+  size_t group_rules = 0;
+  for (size_t r = 0; r < policy::kRuleCount; ++r) {
+    if (!policy::rule_entries()[r]->group) continue;
+    ++group_rules;
+    const std::string rule_name(policy::kRuleNames[r]);
+    INFO("rule " << rule_name << ": add test/fixtures/" << rule_name << "/{fail,pass}/podgroup-*.yaml");
+    std::set<std::string> versions;
+    size_t failing_groups = 0, failing_pods = 0, passing_groups = 0;
+    for (const bool expect_fail : {true, false}) {
+      for (const fs::path& file : yaml_files(fixtures_dir() / rule_name / (expect_fail ? "fail" : "pass"))) {
+        if (!file.filename().string().starts_with("podgroup-")) continue;
+        const std::string text = [&] {
+          std::ifstream in(file);
+          return std::string(std::istreambuf_iterator<char>(in), {});
+        }();
+        for (const char* v : {"v1alpha2", "v1alpha3", "v1beta1"})
+          if (text.find(std::string("scheduling.k8s.io/") + v) != std::string::npos) versions.insert(v);
+        Outcome o = evaluate_fixture(file);
+        if (!o.ok) continue;
+        if (o.result.kind == "PodGroup") {
+          ++(expect_fail ? failing_groups : passing_groups);
+          for (const auto& f : o.result.decision.findings) {
+            INFO("field " << f.field);
+            CHECK(f.field.starts_with("spec"));
+          }
+        } else if (expect_fail && o.result.kind == "Pod") {
+          ++failing_pods;
+        }
+      }
+    }
+    CHECK(failing_groups >= 1);
+    CHECK(passing_groups >= 1);
+    CHECK(failing_pods >= 1);
+    CHECK(versions.size() == 3);
+  }
+  CHECK(group_rules == 5);
 }

@@ -48,7 +48,12 @@ std::string categories_of(const policy::RuleInfo& info) {
   return out;
 }
 
-std::string judges(const policy::RuleEntry& e) { return e.claim ? "pods, claims" : "pods"; }
+std::string judges(const policy::RuleEntry& e) {
+  std::string out = "pods";
+  if (e.claim) out += ", claims";
+  if (e.group) out += ", PodGroups";
+  return out;
+}
 
 std::string summary_row(size_t i, std::string_view link_prefix) {
   const policy::RuleInfo& info = policy::kRuleInfos[i];
@@ -85,6 +90,9 @@ std::string rule_section(size_t i) {
   if (e.claim)
     out += "\n**In a ResourceClaim or ResourceClaimTemplate on its own**, it refuses " + std::string(e.claim_refuses) +
            ".\n";
+  if (e.group)
+    out += "\n**In a PodGroup on its own** (its `spec.resourceClaims`, as each pod of the group has them), it "
+           "refuses " + std::string(e.group_refuses) + ".\n";
   return out;
 }
 
@@ -99,6 +107,9 @@ std::string rules_md() {
          "Rules look at every container: init containers (sidecars included), app containers and ephemeral\n"
          "containers. A ResourceClaim or ResourceClaimTemplate is judged on its own, with the tenant of its\n"
          "namespace, by the rules that judge claims; every rule judges the claims a pod uses with the pod.\n"
+         "A PodGroup (`scheduling.k8s.io`, Kubernetes 1.36+) is judged on its own by the rules that judge\n"
+         "PodGroups, in its tenant's default pool; its claims are every pod's of the group, and every rule\n"
+         "judges them with each pod.\n"
          "[adding-a-rule.md](adding-a-rule.md) says how a rule is added.\n\n";
   out += summary_table("");
   out += "\n## Categories\n\n" + categories_table();
