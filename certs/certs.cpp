@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -240,64 +241,60 @@ KeyPair load_key_pair(const std::string& cert_path, const std::string& key_path)
   return out;
 }
 
-WriteResult write_serving_files(const std::string& dir_in, const ServingBundle& bundle, bool force) {
-  WriteResult out;
-  auto fail = [&](std::string error, bool usage) {
-    out.written.clear();
-    out.error = std::move(error);
-    out.usage_error = usage;
-    return out;
-  };
-  if (!bundle.ok() || bundle.ca_cert_pem.empty() || bundle.cert_pem.empty() || bundle.key_pem.empty())
-    return fail("nothing to write: the certificates were not generated", false);
+namespace {
 
-  // The directory: created when missing, and it must be one.
-  const std::filesystem::path dir = dir_in.empty() ? "." : dir_in;
+// Why writing the serving files stopped: the message, and whether the command line is to blame.
+struct WriteError {
+  std::string message;
+  bool usage = false;
+};
+
+// The directory: created when missing, and it must be one.
+std::optional<WriteError> ready_directory(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     int err = errno;
-    return fail("cannot create directory " + dir.string() + ": " + (ec ? ec.message() : errno_message(err)),
-                ec.value() == EEXIST || ec.value() == ENOTDIR || err == ENOTDIR);
+    return WriteError{"cannot create directory " + dir.string() + ": " + (ec ? ec.message() : errno_message(err)),
+                      ec.value() == EEXIST || ec.value() == ENOTDIR || err == ENOTDIR};
   }
-  if (!S_ISDIR(st.st_mode)) return fail(dir.string() + " is not a directory", true);
+  if (!S_ISDIR(st.st_mode)) return WriteError{dir.string() + " is not a directory", true};
+  return std::nullopt;
+}
 
-  std::vector<Target> targets = {
-      {(dir / kCaFile).string(), bundle.ca_cert_pem, 0644, {}},
-      {(dir / kCertFile).string(), bundle.cert_pem, 0644, {}},
-      {(dir / kKeyFile).string(), bundle.key_pem, 0600, {}},
-  };
-
-  // Check every target before writing anything.
+// Every target checked before anything is written: none a directory, none there without `force`.
+std::optional<WriteError> check_targets(const std::vector<Target>& targets, bool force) {
   std::string existing;
   for (const Target& t : targets) {
     struct stat ts {};
     if (::lstat(t.path.c_str(), &ts) == 0) {
-      if (S_ISDIR(ts.st_mode)) return fail(t.path + " is a directory", true);
+      if (S_ISDIR(ts.st_mode)) return WriteError{t.path + " is a directory", true};
       if (!force) existing += (existing.empty() ? "" : ", ") + t.path;
     } else if (errno != ENOENT) {
-      return fail("cannot check " + t.path + ": " + errno_message(errno), false);
+      return WriteError{"cannot check " + t.path + ": " + errno_message(errno), false};
     }
   }
-  if (!existing.empty())
-    return fail("refusing to overwrite " + existing + " (use --force to replace)", true);
+  if (!existing.empty()) return WriteError{"refusing to overwrite " + existing + " (use --force to replace)", true};
+  return std::nullopt;
+}
 
-  auto remove_temps = [&]() {
-    for (Target& t : targets)
-      if (!t.temp.empty()) ::unlink(t.temp.c_str());
-  };
+void remove_temps(std::vector<Target>& targets) {
+  for (Target& t : targets)
+    if (!t.temp.empty()) ::unlink(t.temp.c_str());
+}
 
-  // Write each file under a temporary name in the same directory. O_EXCL creates a new inode
-  // with its final mode (0600 for the key) from the first byte on.
+// Writes each file under a temporary name in the same directory. O_EXCL creates a new inode with
+// its final mode (0600 for the key) from the first byte on.
+std::optional<WriteError> write_temps(const std::filesystem::path& dir, std::vector<Target>& targets) {
   for (Target& t : targets) {
     std::string temp = (dir / ("." + std::filesystem::path(t.path).filename().string() + ".tmp-" +
                                random_suffix())).string();
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, t.mode);
     if (fd < 0) {
       int err = errno;
-      remove_temps();
-      return fail("cannot create " + temp + ": " + errno_message(err), false);
+      remove_temps(targets);
+      return WriteError{"cannot create " + temp + ": " + errno_message(err), false};
     }
     t.temp = temp;
     bool ok = write_all(fd, t.data) && ::fsync(fd) == 0;
@@ -307,14 +304,16 @@ WriteResult write_serving_files(const std::string& dir_in, const ServingBundle& 
       err = errno;
     }
     if (!ok) {
-      remove_temps();
-      return fail("cannot write " + temp + ": " + errno_message(err), false);
+      remove_temps(targets);
+      return WriteError{"cannot write " + temp + ": " + errno_message(err), false};
     }
   }
+  return std::nullopt;
+}
 
-  // Move them into place. Without --force, link() refuses to replace a file that appeared
-  // since the check; the files placed so far are then removed again.
-  std::vector<std::string> placed;
+// Moves the temporary files into place. Without `force`, link() refuses to replace a file that
+// appeared since the check; the files placed so far are then removed again.
+std::optional<WriteError> place_targets(std::vector<Target>& targets, bool force, std::vector<std::string>& placed) {
   for (Target& t : targets) {
     int rc = 0;
     if (force) {
@@ -329,15 +328,42 @@ WriteResult write_serving_files(const std::string& dir_in, const ServingBundle& 
     }
     if (rc != 0) {
       int err = errno;
-      remove_temps();
+      remove_temps(targets);
       if (!force)
         for (const std::string& p : placed) ::unlink(p.c_str());
-      if (err == EEXIST) return fail("refusing to overwrite " + t.path + " (use --force to replace)", true);
-      return fail("cannot write " + t.path + ": " + errno_message(err), false);
+      placed.clear();
+      if (err == EEXIST) return WriteError{"refusing to overwrite " + t.path + " (use --force to replace)", true};
+      return WriteError{"cannot write " + t.path + ": " + errno_message(err), false};
     }
     placed.push_back(t.path);
   }
-  remove_temps();  // the link() sources
+  remove_temps(targets);  // the link() sources
+  return std::nullopt;
+}
+
+}  // namespace
+
+WriteResult write_serving_files(const std::string& dir_in, const ServingBundle& bundle, bool force) {
+  WriteResult out;
+  auto fail = [&](WriteError error) {
+    out.written.clear();
+    out.error = std::move(error.message);
+    out.usage_error = error.usage;
+    return out;
+  };
+  if (!bundle.ok() || bundle.ca_cert_pem.empty() || bundle.cert_pem.empty() || bundle.key_pem.empty())
+    return fail({"nothing to write: the certificates were not generated", false});
+  const std::filesystem::path dir = dir_in.empty() ? "." : dir_in;
+  if (auto error = ready_directory(dir)) return fail(*error);
+  std::vector<Target> targets = {
+      {(dir / kCaFile).string(), bundle.ca_cert_pem, 0644, {}},
+      {(dir / kCertFile).string(), bundle.cert_pem, 0644, {}},
+      {(dir / kKeyFile).string(), bundle.key_pem, 0600, {}},
+  };
+  if (auto error = check_targets(targets, force)) return fail(*error);
+  if (auto error = write_temps(dir, targets)) return fail(*error);
+  std::vector<std::string> placed;
+  if (auto error = place_targets(targets, force, placed)) return fail(*error);
 
   // Make the new directory entries durable too.
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -444,44 +444,46 @@ static json selector_to_json(const LabelSelector& selector) {
   return out;
 }
 
-json policy_config_to_json(const PolicyConfig& c) {
-  auto taints = [](const std::vector<TaintConfig>& ts) {
-    json out = json::array();
-    for (const auto& t : ts) {
-      json o = {{"key", t.key}};
-      if (!t.value.empty()) o["value"] = t.value;
-      o["effect"] = t.effect;
-      out.push_back(o);
-    }
-    return out;
-  };
-  auto pairs = [](const StringPairs& ps) {
-    json out = json::object();
-    for (const auto& [k, v] : ps) out[k] = v;
-    return out;
-  };
-  json rules = json::object();
-  for (size_t i = 0; i < kRuleCount; ++i) rules[std::string(kRuleNames[i])] = std::string(kActionNames[static_cast<size_t>(c.rule_actions[i])]);
-  json mutations = json::object();
-  for (size_t i = 0; i < kMutationCount; ++i) mutations[std::string(kMutationNames[i])] = c.mutations[i];
+static json taints_to_json(const std::vector<TaintConfig>& ts) {
+  json out = json::array();
+  for (const auto& t : ts) {
+    json o = {{"key", t.key}};
+    if (!t.value.empty()) o["value"] = t.value;
+    o["effect"] = t.effect;
+    out.push_back(o);
+  }
+  return out;
+}
+
+static json pairs_to_json(const StringPairs& ps) {
+  json out = json::object();
+  for (const auto& [k, v] : ps) out[k] = v;
+  return out;
+}
+
+static json pools_to_json(const std::vector<PoolConfig>& list) {
   json pools = json::array();
-  for (const auto& p : c.pools) {
-    json o = {{"name", p.name}, {"nodeSelector", pairs(p.node_selector)},
+  for (const auto& p : list) {
+    json o = {{"name", p.name}, {"nodeSelector", pairs_to_json(p.node_selector)},
               {"trust", std::string(kTrustNames[static_cast<size_t>(p.trust)])}};
     if (!p.gpu_model.empty()) o["gpuModel"] = p.gpu_model;
     json mig = {{"strategy", std::string(kMigStrategyNames[static_cast<size_t>(p.mig_strategy)])}};
     if (!p.mig_default_profile.empty()) mig["defaultProfile"] = p.mig_default_profile;
     o["mig"] = mig;
     o["sharing"] = std::string(kSharingNames[static_cast<size_t>(p.sharing)]);
-    o["taints"] = taints(p.taints);
+    o["taints"] = taints_to_json(p.taints);
     if (p.runtime_classes) o["runtimeClasses"] = *p.runtime_classes;
     pools.push_back(o);
   }
+  return pools;
+}
+
+static json tenants_to_json(const std::vector<TenantConfig>& list) {
   json tenants = json::array();
-  for (const auto& t : c.tenants) {
+  for (const auto& t : list) {
     json o = {{"name", t.name}, {"namespaces", t.namespaces}};
     if (t.namespace_selector) o["namespaceSelector"] = selector_to_json(*t.namespace_selector);
-    o["labels"] = pairs(t.labels);
+    o["labels"] = pairs_to_json(t.labels);
     if (t.max_gpus_per_pod) o["maxGpusPerPod"] = *t.max_gpus_per_pod;
     o["pools"] = t.pools;
     if (!t.default_pool.empty()) o["defaultPool"] = t.default_pool;
@@ -489,8 +491,18 @@ json policy_config_to_json(const PolicyConfig& c) {
     if (t.enforcement) o["enforcement"] = std::string(kEnforcementNames[static_cast<size_t>(*t.enforcement)]);
     tenants.push_back(o);
   }
+  return tenants;
+}
+
+json policy_config_to_json(const PolicyConfig& c) {
+  json rules = json::object();
+  for (size_t i = 0; i < kRuleCount; ++i) rules[std::string(kRuleNames[i])] = std::string(kActionNames[static_cast<size_t>(c.rule_actions[i])]);
+  json mutations = json::object();
+  for (size_t i = 0; i < kMutationCount; ++i) mutations[std::string(kMutationNames[i])] = c.mutations[i];
+  const json pools = pools_to_json(c.pools);
+  const json tenants = tenants_to_json(c.tenants);
   json defaults = {{"unmappedGpuPods", std::string(kUnmappedGpuPodsNames[static_cast<size_t>(c.unmapped_gpu_pods)])},
-                   {"gpuTaints", taints(c.gpu_taints)}};
+                   {"gpuTaints", taints_to_json(c.gpu_taints)}};
   if (c.default_max_gpus_per_pod) defaults["maxGpusPerPod"] = *c.default_max_gpus_per_pod;
   json out = {
       {"apiVersion", std::string(kPolicyApiVersion)},

@@ -59,7 +59,7 @@ def validate(policy, pod, tenant, res, quirks=frozenset(), selector_pool=None):
     check_gpu_device_access(policy, spec, pool, info, annotations, res)
     check_gpu_cap(policy, tenant, info, res, quirks)
     check_mps_adversarial(spec, pool, gpu_pod, ns, res)
-    check_gpu_sharing(policy, spec, pool, gpu_pod, ns, res)
+    check_gpu_sharing(policy, meta, spec, pool, gpu_pod, ns, res)
     check_gpu_tolerations(policy, spec, pool, gpu_pod, res)
     check_tenant_pool(policy, tenant, tgt, pool, gpu_pod, ns, res, quirks)
     check_tenant_label(policy, tenant, labels, res)
@@ -160,7 +160,7 @@ def check_mps_adversarial(spec, pool, gpu_pod, ns, res):
             res.add("mps-adversarial", "hostIPC")
 
 
-def check_gpu_sharing(policy, spec, pool, gpu_pod, ns, res):
+def check_gpu_sharing(policy, meta, spec, pool, gpu_pod, ns, res):
     """gpu-sharing, in an adversarial pool: a GPU request in a time-sliced pool, shared or
     fractional resources, node constraints on the replicas label or a -SHARED product."""
     if pool is not None and pool.get("trust") == "adversarial":

@@ -115,41 +115,45 @@ bool JsonListScanner::take_value(std::string_view chunk, size_t& i) {
   return true;
 }
 
+// The key's string token, up to its closing quote (escapes skipped).
+bool JsonListScanner::take_key(std::string_view chunk, size_t& i) {
+  while (i < chunk.size()) {
+    const char c = chunk[i++];
+    key_ += c;
+    if (key_.size() > max_value_bytes_) return fail("a key larger than " + std::to_string(max_value_bytes_ >> 20) + " MiB");
+    if (key_escaped_) {
+      key_escaped_ = false;
+    } else if (c == '\\') {
+      key_escaped_ = true;
+    } else if (c == '"') {
+      state_ = State::Colon;
+      return true;
+    }
+  }
+  return true;
+}
+
+// A member's value or an item begins at chunk[i]: `next` takes it, `base_depth` deep.
+void JsonListScanner::start_value(State next, int base_depth, std::string_view chunk, size_t i) {
+  state_ = next;
+  value_.clear();
+  value_offset_ = offset_ + i;
+  end_.start(base_depth);
+  for (; counted_ < i; ++counted_) line_ += chunk[counted_] == '\n';
+  value_line_ = line_;
+  value_is_item_ = next == State::Item;
+  if (value_is_item_) ++items_started_;
+}
+
 // One step of the top level at chunk[i]: consumes at least one byte, or hands a value out.
 bool JsonListScanner::step(std::string_view chunk, size_t& i) {
-  if (state_ == State::Key) {
-    // The key's string token, up to its closing quote (escapes skipped).
-    while (i < chunk.size()) {
-      const char c = chunk[i++];
-      key_ += c;
-      if (key_.size() > max_value_bytes_) return fail("a key larger than " + std::to_string(max_value_bytes_ >> 20) + " MiB");
-      if (key_escaped_) {
-        key_escaped_ = false;
-      } else if (c == '\\') {
-        key_escaped_ = true;
-      } else if (c == '"') {
-        state_ = State::Colon;
-        return true;
-      }
-    }
-    return true;
-  }
+  if (state_ == State::Key) return take_key(chunk, i);
   if (state_ == State::Member || state_ == State::Item) return take_value(chunk, i);
   const char c = chunk[i];
   if (is_space(c)) {
     ++i;
     return true;
   }
-  auto start_value = [&](State next, int base_depth) {
-    state_ = next;
-    value_.clear();
-    value_offset_ = offset_ + i;
-    end_.start(base_depth);
-    for (; counted_ < i; ++counted_) line_ += chunk[counted_] == '\n';
-    value_line_ = line_;
-    value_is_item_ = next == State::Item;
-    if (value_is_item_) ++items_started_;
-  };
   switch (state_) {
     case State::Start:
       if (c != '{') return fail("not a JSON object");
@@ -177,17 +181,17 @@ bool JsonListScanner::step(std::string_view chunk, size_t& i) {
         state_ = State::ItemsFirst;
         break;
       }
-      start_value(State::Member, 1);
+      start_value(State::Member, 1, chunk, i);
       return true;  // the value's first byte is its own
     case State::ItemsFirst:
       if (c == ']') {
         state_ = State::AfterMember;
         break;
       }
-      start_value(State::Item, 2);
+      start_value(State::Item, 2, chunk, i);
       return true;
     case State::NextItem:
-      start_value(State::Item, 2);
+      start_value(State::Item, 2, chunk, i);
       return true;
     case State::AfterItem:
       if (c == ',') state_ = State::NextItem;

@@ -85,6 +85,8 @@ class JsonListScanner {
     Start, FirstKey, NextKey, Key, Colon, Value, Member, AfterMember, ItemsFirst, Item, AfterItem, NextItem, Done
   };
   bool step(std::string_view chunk, size_t& i);
+  bool take_key(std::string_view chunk, size_t& i);
+  void start_value(State next, int base_depth, std::string_view chunk, size_t i);
   bool take_value(std::string_view chunk, size_t& i);
   bool fail(std::string why);
 

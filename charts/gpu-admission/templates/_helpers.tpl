@@ -88,7 +88,7 @@ The container image reference: repository@digest, else repository:tag (tag defau
 The Secret holding tls.crt and tls.key (and ca.crt in the generate and cert-manager modes).
 */}}
 {{- define "gpu-admission.tlsSecretName" -}}
-{{- if and (eq .Values.certificates.mode "external") .Values.certificates.external.secretName }}
+{{- if and (eq (include "gpu-admission.certsMode" .) "external") .Values.certificates.external.secretName }}
 {{- .Values.certificates.external.secretName }}
 {{- else }}
 {{- printf "%s-tls" (include "gpu-admission.fullname" .) }}
@@ -108,7 +108,7 @@ creates it (not Helm), so it is named apart from the -tls Secret of the other mo
 certificates (the Secret and the caBundles). Else "".
 */}}
 {{- define "gpu-admission.apiAccess" -}}
-{{- if or (ne .Values.cluster "off") (eq .Values.certificates.mode "self-managed") }}true{{ end }}
+{{- if or (ne .Values.cluster "off") (eq (include "gpu-admission.certsMode" .) "self-managed") }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -186,9 +186,13 @@ Checks on values that the template engine enforces even where values.schema.json
 Renders nothing; included by the Deployment and the webhook configurations.
 */}}
 {{- define "gpu-admission.validateValues" -}}
-{{- $mode := .Values.certificates.mode }}
-{{- if not (has $mode (list "self-managed" "cert-manager" "external" "generate")) }}
-{{- fail (printf "certificates.mode must be self-managed, cert-manager, external or generate, got %q" (toString $mode)) }}
+{{- $certs := (.Values.certs | default dict).mode | default "" }}
+{{- if not (has $certs (list "self-managed" "cert-manager" "provided")) }}
+{{- fail (printf "certs.mode must be self-managed, cert-manager or provided, got %q" (toString $certs)) }}
+{{- end }}
+{{- $mode := .Values.certificates.mode | default "" }}
+{{- if not (has $mode (list "" "self-managed" "cert-manager" "external" "generate")) }}
+{{- fail (printf "certificates.mode must be empty (certs.mode decides), self-managed, cert-manager, external or generate, got %q" (toString $mode)) }}
 {{- end }}
 {{- $timeout := int .Values.webhooks.timeoutSeconds }}
 {{- if or (lt $timeout 1) (gt $timeout 5) }}
@@ -229,8 +233,8 @@ Renders nothing; included by the Deployment and the webhook configurations.
 {{- fail (printf "podDisruptionBudget.minAvailable (%v) must be below %s (%v), or node drains block forever" .Values.podDisruptionBudget.minAvailable $floorName $floor) }}
 {{- end }}
 {{- end }}
-{{- if and (eq $mode "external") (not .Values.certificates.external.caBundle) }}
-{{- fail "certificates.external.caBundle is required in external mode: the base64 PEM CA that signed the serving certificate (printed by `gpu-admission certs`)" }}
+{{- if and (eq (include "gpu-admission.certsMode" .) "external") (not .Values.certificates.external.caBundle) }}
+{{- fail "certificates.external.caBundle is required with certs.mode provided (certificates.mode external): the base64 PEM CA that signed the serving certificate (printed by `gpu-admission certs`)" }}
 {{- end }}
 {{- end }}
 
@@ -246,9 +250,9 @@ The webhook configurations' annotations block (empty when there is none). In cer
 cert-manager's cainjector fills caBundle from the serving Certificate's ca.crt.
 */}}
 {{- define "gpu-admission.webhookAnnotations" -}}
-{{- if or (eq .Values.certificates.mode "cert-manager") .Values.webhooks.annotations }}
+{{- if or (eq (include "gpu-admission.certsMode" .) "cert-manager") .Values.webhooks.annotations }}
 annotations:
-  {{- if eq .Values.certificates.mode "cert-manager" }}
+  {{- if eq (include "gpu-admission.certsMode" .) "cert-manager" }}
   cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "gpu-admission.servingCertificateName" .) }}
   {{- end }}
   {{- with .Values.webhooks.annotations }}
@@ -382,5 +386,19 @@ first line records the SHA-256 of the policy text it was made from.
 {{- if and (kindIs "string" $policy) (eq (sha256sum $policy) $made) }}
 {{- $bundled }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The certificate mode in force: certs.mode (self-managed, cert-manager, provided), unless the older
+certificates.mode names one (self-managed, cert-manager, external, generate). "provided" and
+"external" are the same mode: a Secret the operator manages. Returns the internal name.
+*/}}
+{{- define "gpu-admission.certsMode" -}}
+{{- $legacy := .Values.certificates.mode | default "" }}
+{{- if $legacy }}{{ $legacy }}
+{{- else }}
+{{- $mode := (.Values.certs | default dict).mode | default "self-managed" }}
+{{- if eq $mode "provided" }}external{{ else }}{{ $mode }}{{ end }}
 {{- end }}
 {{- end }}
