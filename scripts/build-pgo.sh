@@ -7,7 +7,8 @@
 #   3. the release build laid out by that profile (GPU_ADMISSION_PGO=USE): gpu-admission, and the
 #      benchmark and stand-in API server bench/load.sh runs.
 # On the request path this is worth ~10% requests/s at one core (bench/README.md, "Where the time goes").
-# Extra arguments go to both cmake configure steps (e.g. -DGPU_ADMISSION_TESTS=ON).
+# Extra arguments go to both cmake configure steps (e.g. -DGPU_ADMISSION_TESTS=ON);
+# PGO_RELEASE_TARGETS limits the release build to those targets (CI: gpu-admission).
 #
 #   scripts/build-pgo.sh                 # build-pgo/gpu-admission
 #   scripts/build-pgo.sh build-bench     # the tree bench/load.sh uses
@@ -48,5 +49,7 @@ echo "build-pgo: profile of $count objects in $profile" >&2
 
 echo "--- build-pgo: optimised build ---" >&2
 cmake -S . -B "$build" -DGPU_ADMISSION_PGO=USE "$@" >/dev/null
-cmake --build "$build" -j"$jobs"
+targets=()
+for t in ${PGO_RELEASE_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j"$jobs" "${targets[@]}"
 "$build/gpu-admission" version
