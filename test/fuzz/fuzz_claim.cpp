@@ -1,9 +1,11 @@
 // Fuzz target: arbitrary bytes as a ResourceClaim / ResourceClaimTemplate (JSON, simdjson DOM)
 // through decode_claim and, when it decodes, the DRA GPU counting (policy/dra/claim_gpus.h); and the
-// same bytes as a CEL selector through the MIG pin parser. Invariants: nothing crashes; slices
+// same bytes as a CEL selector through the MIG pin parser, and as a PodGroup through
+// decode_pod_group (its spec.resourceClaims, the claims every pod of the group shares). Invariants: nothing crashes; slices
 // lie in [0, kSaturatedSlices], one result per request with its index, `All` saturates, a
 // claim's sum is at least each GPU request's slices; a pinned profile is text of the selector,
-// and stays pinned inside parentheses or `&&` but never under `||`.
+// and stays pinned inside parentheses or `&&` but never under `||`; a decoded PodGroup's entries keep
+// their positions and a claim found for a status entry is one of them.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include "policy/dra/claim_decoder.h"
 #include "policy/dra/claim_gpus.h"
 #include "policy/dra/gpu_request.h"
+#include "policy/dra/pod_group.h"
 
 using namespace gpu_admission::policy;
 
@@ -52,6 +55,19 @@ void check_counts(const ClaimView& claim, const GpuCounting& counting) {
   }
 }
 
+void check_pod_group(simdjson::dom::element root) {
+  PodGroupView group;
+  if (decode_pod_group(root, group).has_value()) return;
+  if (!pod_group_api_version_supported(group.api_version)) fail("a PodGroup of an unserved version decoded");
+  for (size_t i = 0; i < group.resource_claims.size(); ++i)
+    if (group.resource_claims[i].index != i) fail("PodGroup entry index lost");
+  for (const auto& [entry, claim] : group.claim_statuses) {
+    const PodResourceClaim* found = group.entry_for_claim(claim);
+    if (found && (found < group.resource_claims.data() || found >= group.resource_claims.data() + group.resource_claims.size()))
+      fail("entry_for_claim points outside the group's entries");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -61,6 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS) return 0;
+  check_pod_group(root);
   ClaimView claim;
   if (decode_claim(root, claim).has_value()) return 0;
   for (const auto& request : claim.requests) {
