@@ -229,3 +229,28 @@ func TestExternalMode(t *testing.T) {
 	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "certificates: {mode: vault}")}}, "certificates.mode")
 	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "certificates: {mode: vault}")}, SkipSchema: true}, "certificates.mode must be")
 }
+
+// certs.mode is the documented key (self-managed, cert-manager, provided); the older
+// certificates.mode, when set, wins, and its external is certs.mode's provided.
+func TestCertsModeNames(t *testing.T) {
+	const external = "external: {caBundle: Q0FCVU5ETEU=, secretName: my-tls}"
+	same := func(what, a, b string) {
+		t.Helper()
+		ra, rb := renderValues(t, a), renderValues(t, b)
+		expectEq(t, what+": kinds", kinds(ra), kinds(rb))
+		expectEq(t, what+": Deployment", one(t, ra, "Deployment"), one(t, rb, "Deployment"))
+		expectEq(t, what+": webhooks", list(one(t, ra, "ValidatingWebhookConfiguration"), "webhooks"),
+			list(one(t, rb, "ValidatingWebhookConfiguration"), "webhooks"))
+	}
+	same("provided", "certs: {mode: provided}\ncertificates: {"+external+"}", "certificates: {mode: external, "+external+"}")
+	same("cert-manager", "certs: {mode: cert-manager}", "certificates: {mode: cert-manager}")
+	same("self-managed by default", "{}", "certs: {mode: self-managed}")
+	same("certificates.mode wins", "certs: {mode: cert-manager}\ncertificates: {mode: external, "+external+"}",
+		"certificates: {mode: external, "+external+"}")
+	if len(all(renderValues(t, "certs: {mode: cert-manager}"), "Certificate")) == 0 {
+		t.Errorf("certs.mode cert-manager renders no Certificate")
+	}
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "certs: {mode: provided}")}}, "certificates.external.caBundle is required")
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "certs: {mode: external}")}}, "certs.mode")
+	mustFail(t, Options{Values: []map[string]interface{}{vals(t, "certs: {mode: generate}")}, SkipSchema: true}, "certs.mode must be")
+}
