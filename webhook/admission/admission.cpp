@@ -155,14 +155,7 @@ HttpReply AdmissionService::serve(Exchange& x) const {
     return reply_with(x, "error");
   }
   Scratch& s = scratch();
-  if (auto err = decide(*policy, x, plan, target, s)) {
-    x.response.allowed = false;
-    x.response.code = 400;
-    x.response.reason = "BadRequest";
-    x.response.message = err->message();
-    report_error(x, RequestErrorKind::UnreadableObject, x.response.message);
-    return reply_with(x, "error");
-  }
+  if (auto err = decide(*policy, x, plan, target, s)) return reply_unreadable(x, *err);
   x.decision = &s.decision;
   if (const policy::Tenant* tenant = s.decision.tenant) x.tenant = {tenant->index, tenant->name};
 
@@ -286,6 +279,15 @@ HttpReply AdmissionService::answer_validate(Exchange& x) const {
 
 // A ConfigMap on /validate: the policy one carrying the policy label holds is checked as `policy
 // lint` checks it; any other is allowed untouched.
+HttpReply AdmissionService::reply_unreadable(Exchange& x, const ObjectError& err) const {
+  x.response.allowed = false;
+  x.response.code = 400;
+  x.response.reason = "BadRequest";
+  x.response.message = err.message();
+  report_error(x, RequestErrorKind::UnreadableObject, x.response.message);
+  return reply_with(x, "error");
+}
+
 HttpReply AdmissionService::answer_policy_configmap(Exchange& x) const {
   Scratch& s = scratch();
   bool labelled = false;
@@ -293,14 +295,7 @@ HttpReply AdmissionService::answer_policy_configmap(Exchange& x) const {
   std::optional<ObjectError> err;
   if (!x.request.has_object) err = ObjectError{"request.object", {"", "missing"}};
   else err = read_policy_label(s.review.object_dom, x.request.object, labelled, name);
-  if (err) {
-    x.response.allowed = false;
-    x.response.code = 400;
-    x.response.reason = "BadRequest";
-    x.response.message = err->message();
-    report_error(x, RequestErrorKind::UnreadableObject, x.response.message);
-    return reply_with(x, "error");
-  }
+  if (err) return reply_unreadable(x, *err);
   s.review.object_name = name;
   if (!labelled || !policy_checker_) return reply_with(x, "allowed");
   const PolicyCheck check = policy_checker_(x.request.object);

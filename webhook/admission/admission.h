@@ -75,6 +75,8 @@ class AdmissionService {
   HttpReply answer_policy_configmap(Exchange& x) const;
   void report_error(const Exchange& x, RequestErrorKind kind, std::string_view reason) const;
   HttpReply reply_with(Exchange& x, std::string_view decision) const;
+  // A 400 for an object of the request that cannot be read, counted and logged.
+  HttpReply reply_unreadable(Exchange& x, const ObjectError& err) const;
   void count_request(const Exchange& x, std::string_view decision) const;
   std::string_view object_name(const Exchange& x) const;
   HttpReply internal_error(Exchange& x, const char* what) const noexcept;

@@ -93,6 +93,18 @@ std::optional<policy::DecodeError> parse_object(simdjson::dom::parser& parser, s
 
 namespace {
 
+// What every evaluation of a request starts from: its namespace, user, the facts, and whether
+// findings describe the GPUs they count.
+policy::EvalOptions options_for(const AdmissionRequest& request, const policy::ExternalFacts& facts,
+                                const ReviewScratch& scratch) {
+  policy::EvalOptions options;
+  options.namespace_name = request.namespace_name;
+  options.username = request.username;
+  options.set_facts(facts);
+  options.describe_gpus = scratch.describe_gpus;
+  return options;
+}
+
 std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Plan plan, const AdmissionRequest& request,
                                         policy::ClaimKind kind, ReviewScratch& scratch, policy::Decision& out,
                                         const policy::ExternalFacts& facts, const std::function<void()>& probe) {
@@ -100,11 +112,7 @@ std::optional<ObjectError> decide_claim(const policy::CompiledPolicy& policy, Pl
   if (auto err = parse_object(scratch.object_dom, request.object, object)) return ObjectError{"request.object", *err};
   if (auto err = policy::decode_claim_as(object, kind, scratch.claim, false)) return ObjectError{"request.object", *err};
   scratch.object_name = scratch.claim.name;
-  policy::EvalOptions options;
-  options.namespace_name = request.namespace_name;
-  options.username = request.username;
-  options.set_facts(facts);
-  options.describe_gpus = scratch.describe_gpus;
+  policy::EvalOptions options = options_for(request, facts, scratch);
   if (probe) probe();
   policy::evaluate_claim(policy, scratch.claim, options, out);
   if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
@@ -126,11 +134,7 @@ std::optional<ObjectError> decide_pod_group(const policy::CompiledPolicy& policy
   if (auto err = parse_object(scratch.object_dom, request.object, object)) return ObjectError{"request.object", *err};
   if (auto err = policy::decode_pod_group(object, scratch.group, false)) return ObjectError{"request.object", *err};
   scratch.object_name = scratch.group.name;
-  policy::EvalOptions options;
-  options.namespace_name = request.namespace_name;
-  options.username = request.username;
-  options.set_facts(facts);
-  options.describe_gpus = scratch.describe_gpus;
+  policy::EvalOptions options = options_for(request, facts, scratch);
   if (probe) probe();
   policy::evaluate_pod_group(policy, scratch.group, options, out);
   if (plan == Plan::EvaluateUpdate && request.has_old_object && !out.exempt &&
@@ -175,11 +179,7 @@ std::optional<ObjectError> decide_templates(const policy::CompiledPolicy& policy
                  policy::find_templates(old_object, def, s.old_templates) ||
                  policy::decode_identity(request.old_object, true, s.old_identity, s.old_identity_doc)))
     s.old_templates.clear();
-  policy::EvalOptions options;
-  options.namespace_name = request.namespace_name;
-  options.username = request.username;
-  options.set_facts(facts);
-  options.describe_gpus = s.describe_gpus;
+  policy::EvalOptions options = options_for(request, facts, s);
   options.mutate = true;  // templates are judged as the pods they create, which pass /mutate
   if (probe) probe();
   for (size_t i = 0; i < s.templates.size(); ++i) {
@@ -233,11 +233,7 @@ std::optional<ObjectError> decide_review(const policy::CompiledPolicy& policy, E
       return ObjectError{"request.object", *err};
   scratch.object_name = scratch.pod.name.empty() ? scratch.pod.generate_name : scratch.pod.name;
 
-  policy::EvalOptions options;
-  options.namespace_name = request.namespace_name;
-  options.username = request.username;
-  options.set_facts(facts);
-  options.describe_gpus = scratch.describe_gpus;
+  policy::EvalOptions options = options_for(request, facts, scratch);
   // A Pod is mutated only on its way through /mutate: /validate judges what the API server will
   // store. Templates are judged as the pods they create, which pass /mutate.
   options.mutate = endpoint == Endpoint::Mutate || kind != policy::WorkloadKind::Pod;

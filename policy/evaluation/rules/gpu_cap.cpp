@@ -41,6 +41,22 @@ void check_claims(const RuleContext& ctx, RuleOutput& out) {
   }
 }
 
+// Whether the GPUs counted are over `cap` per pod; not when they are unbounded because of
+// allocationMode All (check_claims reports that).
+bool over_cap(const RuleContext& ctx, int64_t cap) {
+  if (ctx.gpu.slices <= cap * ctx.gpu.slices_per_gpu) return false;
+  const auto& claims = ctx.gpu.claims.entries;
+  return !(std::any_of(claims.begin(), claims.end(), [](const PodClaimGpus& e) { return e.gpus.all; }) &&
+           ctx.gpu.slices >= kSaturatedSlices);
+}
+
+// "tenant \"a\" allows 2 per pod", "the default cap is 2 per pod".
+std::string cap_text(const RuleContext& ctx, int64_t cap) {
+  std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
+                                                                : "the default cap is";
+  return who + " " + std::to_string(cap) + " per pod";
+}
+
 // "3 (1 nvidia.com/gpu + 2 from claim template two-gpus)": where a pod's GPUs come from.
 std::string requested_text(const RuleContext& ctx) {
   const int per_gpu = ctx.gpu.slices_per_gpu;
@@ -60,15 +76,8 @@ void check_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   auto cap = ctx.policy.max_gpus_for(ctx.tenant);
   if (!cap) return;
   check_claims(ctx, out);
-  const int per_gpu = ctx.gpu.slices_per_gpu;
-  if (ctx.gpu.slices <= *cap * per_gpu) return;
-  const auto& claims = ctx.gpu.claims.entries;
-  if (std::any_of(claims.begin(), claims.end(), [](const PodClaimGpus& e) { return e.gpus.all; }) &&
-      ctx.gpu.slices >= kSaturatedSlices)
-    return;  // unbounded because of allocationMode All, reported above
-  std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
-                                                                : "the default cap is";
-  out.report(ctx.field("spec"), "pod requests " + requested_text(ctx) + "; " + who + " " + std::to_string(*cap) + " per pod");
+  if (!over_cap(ctx, *cap)) return;
+  out.report(ctx.field("spec"), "pod requests " + requested_text(ctx) + "; " + cap_text(ctx, *cap));
 }
 
 // A PodGroup: its claims as each of its pods has them, where a cap applies.
@@ -76,15 +85,9 @@ void check_group_gpu_cap(const RuleContext& ctx, RuleOutput& out) {
   auto cap = ctx.policy.max_gpus_for(ctx.tenant);
   if (!cap) return;
   check_claims(ctx, out);
-  if (ctx.gpu.slices <= *cap * ctx.gpu.slices_per_gpu) return;
-  const auto& claims = ctx.gpu.claims.entries;
-  if (std::any_of(claims.begin(), claims.end(), [](const PodClaimGpus& e) { return e.gpus.all; }) &&
-      ctx.gpu.slices >= kSaturatedSlices)
-    return;  // unbounded because of allocationMode All, reported above
-  std::string who = ctx.tenant && ctx.tenant->max_gpus_per_pod ? "tenant " + quoted(ctx.tenant->name) + " allows"
-                                                                : "the default cap is";
-  out.report(ctx.field("spec.resourceClaims"), "the group's claims give each of its pods " + requested_text(ctx) +
-                                                   "; " + who + " " + std::to_string(*cap) + " per pod");
+  if (!over_cap(ctx, *cap)) return;
+  out.report(ctx.field("spec.resourceClaims"),
+             "the group's claims give each of its pods " + requested_text(ctx) + "; " + cap_text(ctx, *cap));
 }
 
 // A claim on its own: every GPU of a class (allocationMode: All) where a cap applies, or more
