@@ -247,6 +247,13 @@ func TestCertsModeNames(t *testing.T) {
 	same("self-managed by default", "{}", "certs: {mode: self-managed}")
 	same("certificates.mode wins", "certs: {mode: cert-manager}\ncertificates: {mode: external, "+external+"}",
 		"certificates: {mode: external, "+external+"}")
+	for values, want := range map[string]string{
+		"{}": "Certificates: self-managed (", "certs: {mode: provided}\ncertificates: {" + external + "}": "Certificates: provided (certs.mode)\n",
+	} {
+		if notes := renderValues(t, values).Notes; !strings.Contains(notes, want) {
+			t.Errorf("NOTES.txt with %s lacks %q:\n%s", values, want, notes)
+		}
+	}
 	if len(all(renderValues(t, "certs: {mode: cert-manager}"), "Certificate")) == 0 {
 		t.Errorf("certs.mode cert-manager renders no Certificate")
 	}
