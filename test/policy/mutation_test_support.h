@@ -1,7 +1,7 @@
 // Helpers shared by the mutation and "validate as received" tests (test_mutations.cpp,
 // test_mig_resources.cpp, test_hide_gpus.cpp, test_validate_as_received.cpp): policies that stay
-// loaded for the whole run, offline evaluation of one object (the `check` path), patch checks
-// with nlohmann's RFC 6902 implementation, and finding lookups.
+// loaded for the whole run, evaluation of one object through policy/ (policy_judge.h, the path
+// `check` takes), patch checks with nlohmann's RFC 6902 implementation, and finding lookups.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -14,10 +14,9 @@
 #include "policy/evaluation/decision.h"
 #include "policy/base/ids.h"
 #include "policy/evaluation/patch.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
 #include "webhook/io/policy_file.h"
 #include "test_paths.h"
+#include "test/policy/policy_judge.h"
 
 namespace mutation_test {
 
@@ -25,6 +24,7 @@ using gpu_admission::Json;
 using Plain = nlohmann::json;  // std::map objects: equality does not depend on key order
 namespace policy = gpu_admission::policy;
 namespace webhook = gpu_admission::webhook;
+using policy_test::Judged;
 
 inline const policy::CompiledPolicy& fixture_policy() {
   static const webhook::PolicyLoad load = webhook::load_policy_file(
@@ -46,14 +46,10 @@ inline Plain plain(const Json& j) { return Plain::parse(j.dump()); }
 
 // `mutate` false: a Pod is judged as it is (`check --no-mutate`, what /validate alone says);
 // workload templates are always judged after mutation.
-inline webhook::OfflineResult eval(const policy::CompiledPolicy& p, const Json& object, const std::string& ns = "",
-                                   bool mutate = true) {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "mutation_test_support.h";
-  auto r = webhook::evaluate_offline(p, m, ns, mutate);
+inline Judged eval(const policy::CompiledPolicy& p, const Json& object, const std::string& ns = "", bool mutate = true) {
+  Judged r = policy_test::judge(p, object, ns, mutate);
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == Judged::Status::Evaluated);
   return r;
 }
 
@@ -86,9 +82,9 @@ inline bool mutated(const policy::Decision& d, policy::MutationId id) { return d
 
 // Evaluating the mutated object again asks for nothing more (mutations are idempotent)
 // and reaches the same verdict.
-inline void check_idempotent(const policy::CompiledPolicy& p, const webhook::OfflineResult& r,
+inline void check_idempotent(const policy::CompiledPolicy& p, const Judged& r,
                              const std::string& ns = "") {
-  webhook::OfflineResult again = eval(p, r.mutated, ns);
+  Judged again = eval(p, r.mutated, ns);
   INFO("second patch: " << again.patch.dump() << "\nsecond findings: " << findings(again.decision));
   CHECK(again.decision.patch.empty());
   CHECK(again.patch == Json::array());
@@ -98,8 +94,8 @@ inline void check_idempotent(const policy::CompiledPolicy& p, const webhook::Off
 }
 
 // Applies our patch with nlohmann's RFC 6902 implementation, checks it against the object
-// evaluate_offline produced and against `expected`, then checks idempotency.
-inline void check_applied(const policy::CompiledPolicy& p, const Json& input, const webhook::OfflineResult& r,
+// policy_test::judge produced and against `expected`, then checks idempotency.
+inline void check_applied(const policy::CompiledPolicy& p, const Json& input, const Judged& r,
                           const Plain& expected, const std::string& ns = "") {
   INFO("patch: " << r.patch.dump());
   Plain applied = plain(input).patch(plain(r.patch));

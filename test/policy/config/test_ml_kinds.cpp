@@ -17,11 +17,8 @@ using ml_shapes::kNone;
 
 namespace {
 
-webhook::OfflineResult eval_any(const policy::CompiledPolicy& p, const Json& object, const std::string& ns) {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "test_ml_kinds.cpp";
-  return webhook::evaluate_offline(p, m, ns);
+policy_test::Judged eval_any(const policy::CompiledPolicy& p, const Json& object, const std::string& ns) {
+  return policy_test::judge(p, object, ns);
 }
 
 std::string steps_of(const std::string& text) {
@@ -76,7 +73,7 @@ TEST_CASE("every built-in template path: a privileged container in exactly that 
       INFO(shape.kind << " with a privileged container in " << shape.templates[bad]);
       auto r = eval_any(p, ml_shapes::ml_object(shape, bad, "team-alpha"), "");
       INFO(r.note);
-      REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+      REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
       INFO(findings(r.decision));
       CHECK_FALSE(r.decision.allowed);
       CHECK(denies_at(r.decision, policy::RuleId::Privileged, ml_shapes::privileged_field(shape, bad)));
@@ -96,7 +93,7 @@ TEST_CASE("an ML workload with only good templates is allowed, each template mut
     INFO(shape.kind);
     Json object = ml_shapes::ml_object(shape, kNone, "team-alpha");
     auto r = eval_any(p, object, "");
-    REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+    REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
     INFO(findings(r.decision));
     CHECK(r.decision.allowed);
     // The tenant label lands in every template, at the template's own pointer; a template that
@@ -123,20 +120,20 @@ TEST_CASE("a Volcano Job is judged by its tasks, a batch/v1 Job by spec.template
   const auto& volcano = ml_shapes::shapes().back();
   REQUIRE(volcano.api_version == "batch.volcano.sh/v1alpha1");
   auto r = eval_any(p, ml_shapes::ml_object(volcano, 1, "team-alpha"), "");
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   CHECK(denies_at(r.decision, policy::RuleId::Privileged, "spec.tasks[1].template.spec.containers[0].securityContext.privileged"));
 
   Json batch = Json::parse(R"({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "team-alpha"},
     "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x",
              "securityContext": {"privileged": true}}]}}}})");
   auto b = eval_any(p, batch, "");
-  REQUIRE(b.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(b.status == policy_test::Judged::Status::Evaluated);
   CHECK(b.templates.empty());
   CHECK(denies_at(b.decision, policy::RuleId::Privileged, "spec.template.spec.containers[0].securityContext.privileged"));
 
   // A kubeflow.org kind the table does not know is skipped, not guessed at.
   Json notebook = {{"apiVersion", "kubeflow.org/v1"}, {"kind", "Notebook"}, {"metadata", {{"name", "n"}}}};
-  CHECK(eval_any(p, notebook, "team-alpha").status == webhook::OfflineResult::Status::Skipped);
+  CHECK(eval_any(p, notebook, "team-alpha").status == policy_test::Judged::Status::Skipped);
 }
 
 TEST_CASE("a TrainJob's pod overrides are judged in each Trainer version's spelling", "[ml]") {
@@ -160,7 +157,7 @@ TEST_CASE("a TrainJob's pod overrides are judged in each Trainer version's spell
                                      "spec.podTemplateOverrides[0].spec."}}) {
     INFO(s.field);
     auto r = eval_any(p, train_job(s.field, s.entry), "");
-    REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+    REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
     INFO(findings(r.decision));
     CHECK(denies_at(r.decision, policy::RuleId::GpuDeviceAccess, s.at + "containers[0].env[0]"));
     CHECK(denies_at(r.decision, policy::RuleId::GpuDeviceAccess, s.at + "volumes[0].hostPath.path"));
@@ -172,7 +169,7 @@ TEST_CASE("a TrainJob's pod overrides are judged in each Trainer version's spell
   // override's own fields.
   auto ok = eval_any(p, train_job("podSpecOverrides", "{" + targets + R"(, "nodeSelector": {"gpu.example.com/pool": "h100-coop"},
       "containers": [{"name": "node", "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]}]})"), "");
-  REQUIRE(ok.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(ok.status == policy_test::Judged::Status::Evaluated);
   INFO(findings(ok.decision));
   CHECK(ok.decision.allowed);
   CHECK(ok.decision.findings.empty());
@@ -185,7 +182,7 @@ TEST_CASE("a TrainJob's pod overrides are judged in each Trainer version's spell
 
   // An entry that is not an object is an error naming it.
   auto bad = eval_any(p, train_job("podSpecOverrides", "7"), "");
-  CHECK(bad.status == webhook::OfflineResult::Status::Error);
+  CHECK(bad.status == policy_test::Judged::Status::Error);
   CHECK(bad.note == "spec.podSpecOverrides[0]: must be an object (a pod spec)");
 }
 
@@ -194,25 +191,25 @@ TEST_CASE("ML workloads: no templates is skipped, a template of the wrong type i
   Json empty = Json::parse(R"({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "e"},
                                "spec": {"pytorchReplicaSpecs": {}}})");
   auto r = eval_any(p, empty, "team-alpha");
-  CHECK(r.status == webhook::OfflineResult::Status::Skipped);
+  CHECK(r.status == policy_test::Judged::Status::Skipped);
   CHECK(r.note.find("spec.pytorchReplicaSpecs.*.template") != std::string::npos);
 
   Json list = Json::parse(R"({"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "r"},
                               "spec": {"workerGroupSpecs": {"a": 1}}})");
   auto l = eval_any(p, list, "team-alpha");
-  CHECK(l.status == webhook::OfflineResult::Status::Error);
+  CHECK(l.status == policy_test::Judged::Status::Error);
   CHECK(l.note == "spec.workerGroupSpecs: must be a list");
 
   Json scalar = Json::parse(R"({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "t"},
                                 "spec": {"tfReplicaSpecs": {"Worker": {"template": 7}}}})");
   auto s = eval_any(p, scalar, "team-alpha");
-  CHECK(s.status == webhook::OfflineResult::Status::Error);
+  CHECK(s.status == policy_test::Judged::Status::Error);
   CHECK(s.note.find("spec.tfReplicaSpecs.Worker.template: must be an object") == 0);
 
   Json bad_field = Json::parse(R"({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "b"},
     "spec": {"pytorchReplicaSpecs": {"Worker": {"template": {"spec": {"containers": {"name": "x"}}}}}}})");
   auto f = eval_any(p, bad_field, "team-alpha");
-  CHECK(f.status == webhook::OfflineResult::Status::Error);
+  CHECK(f.status == policy_test::Judged::Status::Error);
   CHECK(f.note.find("spec.pytorchReplicaSpecs.Worker.template.spec.containers") == 0);
 }
 
@@ -222,7 +219,7 @@ TEST_CASE("a replica type name that is not an identifier is quoted in field path
     "spec": {"pytorchReplicaSpecs": {"a.b/c": {"template": {"spec": {"containers": [{"name": "c", "image": "x",
              "securityContext": {"privileged": true}}]}}}}}})");
   auto r = eval_any(p, job, "team-alpha");
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   CHECK(denies_at(r.decision, policy::RuleId::Privileged,
                   "spec.pytorchReplicaSpecs[\"a.b/c\"].template.spec.containers[0].securityContext.privileged"));
   CHECK(r.mutated.at(Json::json_pointer("/spec/pytorchReplicaSpecs/a.b~1c/template/metadata/labels"))
@@ -247,14 +244,14 @@ spec:
                        {"template": {"spec": {"hostIPC": true, "containers": [{"name": "ipc", "image": "x"}]}}}],
              "sidecars": {"log": {"spec": {"containers": [{"name": "l", "image": "x", "securityContext": {"privileged": true}}]}}}}})");
   auto r = eval_any(p, trainer, "team-alpha");
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   INFO(findings(r.decision));
   CHECK(r.templates.size() == 3);
   CHECK(denies_at(r.decision, policy::RuleId::HostNamespaces, "spec.roles[1].template.spec.hostIPC"));
   CHECK(denies_at(r.decision, policy::RuleId::Privileged, "spec.sidecars.log.spec.containers[0].securityContext.privileged"));
   // Another group's Trainer is not ours; the built-in kinds stay.
   trainer["apiVersion"] = "other.org/v1";
-  CHECK(eval_any(p, trainer, "team-alpha").status == webhook::OfflineResult::Status::Skipped);
+  CHECK(eval_any(p, trainer, "team-alpha").status == policy_test::Judged::Status::Skipped);
   CHECK(p.workload_kind("kubeflow.org", "PyTorchJob") != nullptr);
   CHECK(p.workload_kind("example.com", "Trainer") != nullptr);
 }

@@ -17,8 +17,7 @@
 #include "policy/decoding/pod_decoder.h"
 #include "policy/views/mig.h"
 #include "policy/views/quantity.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -208,11 +207,10 @@ std::string findings(const policy::Decision& d) {
   return out.empty() ? "(no findings)" : out;
 }
 
-webhook::OfflineResult evaluate(const Json& pod) {
-  webhook::ManifestObject m(pod, "test_gpu_quantities.cpp");
-  auto r = webhook::evaluate_offline(quantity_policy(), m, "");
+policy_test::Judged evaluate(const Json& pod) {
+  auto r = policy_test::judge(quantity_policy(), pod, "");
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   return r;
 }
 

@@ -12,7 +12,7 @@
 #include "policy/decoded_pod.h"
 #include "policy/base/ids.h"
 #include "test_paths.h"
-#include "webhook/cli/offline.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -43,10 +43,9 @@ json alpha_pod() {
 
 // The findings of `pod` as /validate judges it, each checked to be bounded.
 std::vector<policy::Finding> judge(const json& pod) {
-  webhook::ManifestObject m(pod, "test_bounded_messages.cpp");
-  const webhook::OfflineResult r = webhook::evaluate_offline(fixtures(), m, "team-alpha", false);
+  const policy_test::Judged r = policy_test::judge(fixtures(), pod, "team-alpha", false);
   INFO(r.note.substr(0, 2000));
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   size_t total = 0;
   for (const auto& f : r.decision.findings) {
     INFO(policy::name_of(f.rule) << ": " << f.message.substr(0, 600) << " at " << f.field.substr(0, 600));
@@ -219,9 +218,8 @@ TEST_CASE("bounded messages: a 1.4 MB replica type of an ML kind in field paths,
       "spec":{"pytorchReplicaSpecs":{}}})");
     job["spec"]["pytorchReplicaSpecs"][key] = json::parse(
         R"({"template":{"spec":{"containers":[{"name":"c","image":"x","securityContext":{"privileged":true}}]}}})");
-    webhook::ManifestObject m(job, "test_bounded_messages.cpp");
-    const webhook::OfflineResult r = webhook::evaluate_offline(fixtures(), m, "team-alpha");
-    REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+    const policy_test::Judged r = policy_test::judge(fixtures(), job, "team-alpha");
+    REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
     const std::string shown = key == kBig ? "." + kBareBig : "[\"a.b/" + std::string(252, 'a') + "\u2026\" (1.4 MB)]";
     bool found = false;
     for (const auto& f : r.decision.findings) {

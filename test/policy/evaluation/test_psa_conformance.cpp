@@ -10,7 +10,7 @@
 
 #include "policy/base/ids.h"
 #include "webhook/io/manifests.h"
-#include "webhook/cli/offline.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 #include "test_paths.h"
 
@@ -51,15 +51,15 @@ std::string check_of(const fs::path& file) {
   return stem;
 }
 
-webhook::OfflineResult evaluate(const policy::CompiledPolicy& policy, const fs::path& file) {
+policy_test::Judged evaluate(const policy::CompiledPolicy& policy, const fs::path& file) {
   webhook::ManifestRead read = webhook::read_manifest_file(file.string());
   INFO(file.string());
   REQUIRE_FALSE(read.error.has_value());
   REQUIRE(read.objects.size() == 1);
-  return webhook::evaluate_offline(policy, read.objects[0], "psa-conformance");
+  return policy_test::judge(policy, read.objects[0].object, "psa-conformance");
 }
 
-bool denied_by(const webhook::OfflineResult& r, policy::RuleId rule) {
+bool denied_by(const policy_test::Judged& r, policy::RuleId rule) {
   for (const auto& f : r.decision.findings)
     if (f.rule == rule && f.action == policy::Action::Deny) return true;
   return false;
@@ -82,7 +82,7 @@ TEST_CASE("PSA v1.37 fixtures agree with privileged, host-namespaces and gpu-dev
       auto r = evaluate(*load.policy, file);
       ++pass_total;
       INFO(file.string());
-      CHECK(r.status == webhook::OfflineResult::Status::Evaluated);
+      CHECK(r.status == policy_test::Judged::Status::Evaluated);
       CHECK(r.decision.allowed);
       pass_agree += r.decision.allowed;
     }

@@ -12,8 +12,7 @@
 #include "policy/base/ids.h"
 #include "policy/config/rollout_fields.h"
 #include "policy/evaluation/decision.h"
-#include "webhook/cli/input_claims.h"
-#include "webhook/cli/offline.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -71,16 +70,13 @@ Json pod(const std::string& ns, int gpus, Json labels = Json::object()) {
                                          {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}}}};
 }
 
-webhook::OfflineResult judge(const policy::CompiledPolicy& p, const Json& object, int64_t now = kNow,
+policy_test::Judged judge(const policy::CompiledPolicy& p, const Json& object, int64_t now = kNow,
                              bool mutate = true) {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "test_rollout.cpp";
   policy::ExternalFacts facts;
   facts.now = now;
-  webhook::OfflineResult r = webhook::evaluate_offline(p, m, "", mutate, facts);
+  policy_test::Judged r = policy_test::judge(p, object, "", mutate, facts);
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   return r;
 }
 
@@ -244,7 +240,7 @@ TEST_CASE("rollout: exceptions by username, and for claims (which have no pod la
     - {name: labelled, reason: "r", rules: [gpu-cap], podLabels: {big: "yes"}}
 )"));
   const auto& p = compiled(l);
-  // evaluate_offline has no user: the username exception never matches there.
+  // policy_test::judge has no user (as `check`): the username exception never matches there.
   CHECK_FALSE(judge(p, pod("team-alpha", 1)).decision.allowed);
 
   auto claim = [](const std::string& ns) {

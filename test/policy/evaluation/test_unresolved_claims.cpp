@@ -11,8 +11,7 @@
 
 #include "policy/evaluation/decision.h"
 #include "policy/base/ids.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -52,12 +51,9 @@ Json late_claim_pod(const std::string& pool, const char* reference) {
 }
 
 policy::Decision judge(const Json& pod) {
-  webhook::ManifestObject m;
-  m.object = pod;
-  m.source = "test_unresolved_claims.cpp";
-  webhook::OfflineResult r = webhook::evaluate_offline(uncapped_policy(), m, "team");
+  policy_test::Judged r = policy_test::judge(uncapped_policy(), pod, "team");
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   return r.decision;
 }
 

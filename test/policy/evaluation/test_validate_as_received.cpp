@@ -77,8 +77,8 @@ Json required_terms(const char* terms_json) {
 }
 
 struct Both {
-  webhook::OfflineResult received;  // /validate of the pod as it arrives
-  webhook::OfflineResult chain;     // /mutate, then /validate of the result
+  Judged received;  // /validate of the pod as it arrives
+  Judged chain;     // /mutate, then /validate of the result
 };
 
 Both judge(const policy::CompiledPolicy& p, const Json& pod) { return {eval(p, pod, "", false), eval(p, pod)}; }

@@ -1,4 +1,4 @@
-// Mutations through the offline path (evaluate_offline): the exact JSON Patch
+// Mutations through the path `check` takes (policy_test::judge, policy_judge.h): the exact JSON Patch
 // operations, that nlohmann's RFC 6902 implementation applies them to the expected object,
 // idempotency, and that validation sees the mutated pod. More: test_mig_resources.cpp,
 // test_hide_gpus.cpp, test_validate_as_received.cpp.

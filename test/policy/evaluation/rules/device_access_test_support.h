@@ -1,6 +1,6 @@
 // Shared by the tests of gpu-device-access's parts (test_gpu_device_access_runtime.cpp,
 // test_gpu_device_access_tolerations.cpp): a policy with runtime classes and device tolerations,
-// objects judged offline in its namespace team, and the rule's findings.
+// objects judged (policy_judge.h) in its namespace team, and the rule's findings.
 #pragma once
 
 #include <string>
@@ -10,9 +10,7 @@
 
 #include "policy/base/ids.h"
 #include "policy/evaluation/decision.h"
-#include "webhook/cli/input_claims.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 namespace device_access_test {
@@ -46,15 +44,12 @@ inline const policy::CompiledPolicy& the_policy() {
   return *load.policy;
 }
 
-inline webhook::OfflineResult judge(const Json& object, const webhook::InputClaims* claims = nullptr, bool mutate = true) {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "device_access_test_support.h";
+inline policy_test::Judged judge(const Json& object, const policy_test::TestClaims* claims = nullptr, bool mutate = true) {
   policy::ExternalFacts facts;
   facts.claims = claims;
-  webhook::OfflineResult r = webhook::evaluate_offline(the_policy(), m, "team", mutate, facts);
+  policy_test::Judged r = policy_test::judge(the_policy(), object, "team", mutate, facts);
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   return r;
 }
 

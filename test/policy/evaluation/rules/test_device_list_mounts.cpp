@@ -15,8 +15,7 @@
 #include "policy/decoding/pod_decoder.h"
 #include "policy/evaluation/evaluator.h"
 #include "policy/evaluation/decision.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -44,12 +43,9 @@ spec:
 }
 
 std::vector<policy::Finding> gda(const policy::CompiledPolicy& p, const Json& object) {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "test_device_list_mounts.cpp";
-  webhook::OfflineResult r = webhook::evaluate_offline(p, m, "sandbox");
+  policy_test::Judged r = policy_test::judge(p, object, "sandbox");
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   std::vector<policy::Finding> out;
   for (const auto& f : r.decision.findings)
     if (f.rule == policy::RuleId::GpuDeviceAccess) out.push_back(f);
@@ -207,16 +203,13 @@ TEST_CASE("volumeMounts are decoded as the API server reads them: escapes, wrong
   // A mountPath that is not a string is an error naming the field; volumeMounts must be a list.
   Json bad = pod_with_mount(kKinds[0], "/x");
   bad["spec"]["containers"][0]["volumeMounts"][1]["mountPath"] = 5;
-  webhook::ManifestObject m;
-  m.object = bad;
-  auto r = webhook::evaluate_offline(site(), m, "sandbox");
-  CHECK(r.status == webhook::OfflineResult::Status::Error);
+  auto r = policy_test::judge(site(), bad, "sandbox");
+  CHECK(r.status == policy_test::Judged::Status::Error);
   CHECK(r.note.find("spec.containers[0].volumeMounts[1].mountPath") != std::string::npos);
   bad = pod_with_mount(kKinds[0], "/x");
   bad["spec"]["containers"][0]["volumeMounts"] = {{"name", "v"}};
-  m.object = bad;
-  r = webhook::evaluate_offline(site(), m, "sandbox");
-  CHECK(r.status == webhook::OfflineResult::Status::Error);
+  r = policy_test::judge(site(), bad, "sandbox");
+  CHECK(r.status == policy_test::Judged::Status::Error);
   CHECK(r.note.find("spec.containers[0].volumeMounts") != std::string::npos);
 }
 

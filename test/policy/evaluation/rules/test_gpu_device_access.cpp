@@ -19,8 +19,7 @@
 #include "policy/evaluation/decision.h"
 #include "policy/views/host_path.h"
 #include "policy/base/ids.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -119,12 +118,9 @@ Json pod_with_host_path(const std::string& path, const std::string& ns = "sandbo
 }
 
 std::vector<policy::Finding> findings_of(const policy::CompiledPolicy& p, const Json& object, policy::RuleId rule) {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "test_gpu_device_access.cpp";
-  webhook::OfflineResult r = webhook::evaluate_offline(p, m, "sandbox");
+  policy_test::Judged r = policy_test::judge(p, object, "sandbox");
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   std::vector<policy::Finding> out;
   for (const auto& f : r.decision.findings)
     if (f.rule == rule) out.push_back(f);

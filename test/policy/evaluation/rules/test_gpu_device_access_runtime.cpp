@@ -106,10 +106,8 @@ TEST_CASE("runtime classes: GPUs through any container kind or a DRA claim; work
   SECTION("a runtimeClassName that is not a string is an error, as the API server says") {
     Json pod = gpu_pod("kata", nullptr);
     pod["spec"]["runtimeClassName"] = 7;
-    webhook::ManifestObject m;
-    m.object = pod;
-    auto r = webhook::evaluate_offline(the_policy(), m, "team");
-    CHECK(r.status == webhook::OfflineResult::Status::Error);
+    auto r = policy_test::judge(the_policy(), pod, "team");
+    CHECK(r.status == policy_test::Judged::Status::Error);
     CHECK(r.note.find("spec.runtimeClassName") != std::string::npos);
   }
 }

@@ -81,7 +81,7 @@ TEST_CASE("device tolerations: every claim shape, on its own and through a pod",
       CHECK(access_findings(judge(claim(s.kind, s.api_version, "c", with_tolerations(s.request, good))).decision).empty());
 
       // Through a pod that refers to it.
-      webhook::InputClaims claims;
+      policy_test::TestClaims claims;
       REQUIRE(claims.add(claim(s.kind, s.api_version, "c", with_tolerations(s.request, bad)), "team"));
       Json pod = gpu_pod("plain", "nvidia", 0);
       pod["spec"]["resourceClaims"] = Json::array({{{"name", "gpu"}, {is_template ? "resourceClaimTemplateName" : "resourceClaimName", "c"}}});
@@ -122,11 +122,10 @@ TEST_CASE("device tolerations: the rule's action applies, and off judges nothing
     text.replace(text.find("  mutations:"), 0, std::string("  rules: {gpu-device-access: ") + action + "}\n");
     webhook::PolicyLoad load = webhook::load_policy_text(text, "action.yaml");
     REQUIRE(load.ok());
-    webhook::ManifestObject m;
-    m.object = claim("ResourceClaim", "resource.k8s.io/v1", "c",
-                     R"({"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "tolerations": [{"operator": "Exists"}]}})");
-    auto r = webhook::evaluate_offline(*load.policy, m, "team");
-    REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+    Json object = claim("ResourceClaim", "resource.k8s.io/v1", "c",
+                        R"({"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "tolerations": [{"operator": "Exists"}]}})");
+    auto r = policy_test::judge(*load.policy, object, "team");
+    REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
     CHECK(r.decision.allowed);
     auto found = access_findings(r.decision);
     if (std::string(action) == "off") {

@@ -13,9 +13,7 @@
 
 #include "policy/evaluation/decision.h"
 #include "policy/base/ids.h"
-#include "webhook/cli/input_claims.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -52,20 +50,17 @@ Json pod_in(const std::string& pool) {
   return pod;
 }
 
-webhook::OfflineResult judge(const Json& object, const std::vector<Json>& claims = {}, bool mutate = true) {
-  webhook::InputClaims inputs;
+policy_test::Judged judge(const Json& object, const std::vector<Json>& claims = {}, bool mutate = true) {
+  policy_test::TestClaims inputs;
   for (const Json& c : claims) REQUIRE(inputs.add(c, "team"));
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "test_gpu_sharing.cpp";
-  webhook::OfflineResult r =
-      webhook::evaluate_offline(sharing_policy(), m, "team", mutate, policy::ExternalFacts{&inputs, nullptr});
+  policy_test::Judged r =
+      policy_test::judge(sharing_policy(), object, "team", mutate, policy::ExternalFacts{&inputs, nullptr});
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   return r;
 }
 
-std::vector<policy::Finding> of_rule(const webhook::OfflineResult& r, policy::RuleId rule) {
+std::vector<policy::Finding> of_rule(const policy_test::Judged& r, policy::RuleId rule) {
   std::vector<policy::Finding> out;
   for (const auto& f : r.decision.findings)
     if (f.rule == rule) out.push_back(f);
@@ -308,7 +303,7 @@ TEST_CASE("fractional resources make a GPU pod that counts no GPUs", "[gpu-shari
     pod["spec"].erase("tolerations");
     pod["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/gpumem", "4000"}};
     pod["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "registry.example.com/log:1"}});
-    webhook::OfflineResult r = judge(pod);
+    policy_test::Judged r = judge(pod);
     INFO(r.patch.dump());
     REQUIRE(r.decision.pool);
     CHECK(r.decision.pool->name == "coop");
@@ -323,7 +318,7 @@ TEST_CASE("fractional resources make a GPU pod that counts no GPUs", "[gpu-shari
     Json pod = pod_in("coop");
     pod["spec"]["containers"][0]["resources"]["limits"] = {
         {"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", "4000"}, {"nvidia.com/gpucores", "30"}};
-    webhook::OfflineResult r = judge(pod);
+    policy_test::Judged r = judge(pod);
     CHECK(r.decision.gpu_slices == 7);
     CHECK(of_rule(r, policy::RuleId::GpuCap).empty());  // cap 1: the fractions add nothing
     CHECK(r.decision.allowed);
@@ -331,7 +326,7 @@ TEST_CASE("fractional resources make a GPU pod that counts no GPUs", "[gpu-shari
   SECTION("a fraction that is not a whole number is no GPU quantity for gpu-cap, and still asks") {
     Json pod = pod_in("coop");
     pod["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/gpumem-percentage", "12.5"}};
-    webhook::OfflineResult r = judge(pod, {}, false);
+    policy_test::Judged r = judge(pod, {}, false);
     CHECK(of_rule(r, policy::RuleId::GpuCap).empty());
     CHECK(r.decision.gpu_slices == 0);
     CHECK(of_rule(r, policy::RuleId::TenantPool).empty());  // pinned: a GPU pod in its pool
@@ -339,7 +334,7 @@ TEST_CASE("fractional resources make a GPU pod that counts no GPUs", "[gpu-shari
   SECTION("a zero fraction asks for nothing") {
     Json pod = pod_in("");
     pod["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/gpucores", 0}};
-    webhook::OfflineResult r = judge(pod);
+    policy_test::Judged r = judge(pod);
     CHECK(r.decision.pool == nullptr);  // not pinned: no GPU pod
   }
 }
@@ -461,7 +456,7 @@ TEST_CASE("gpu-sharing: a claim that cannot be found fails closed in an adversar
   }
   // A claim whose capacity is not readable does not decode: it is not found, and refused.
   Json bad = claim_of("v1", false, "bad", {{"deviceClassName", "gpu.nvidia.com"}, {"capacity", {{"requests", "lots"}}}});
-  webhook::InputClaims inputs;
+  policy_test::TestClaims inputs;
   CHECK_FALSE(inputs.add(bad, "team"));
   CHECK(sharing_findings(claim_pod("secure", false, "bad")).size() == 1);
 }

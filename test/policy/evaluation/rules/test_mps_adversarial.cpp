@@ -12,8 +12,7 @@
 #include "policy/evaluation/decision.h"
 #include "policy/views/host_path.h"
 #include "policy/base/ids.h"
-#include "webhook/cli/offline.h"
-#include "webhook/io/manifests.h"
+#include "test/policy/policy_judge.h"
 #include "webhook/io/policy_file.h"
 
 using namespace gpu_admission;
@@ -68,12 +67,9 @@ Json pod_in(const std::string& pool) {
 }
 
 std::vector<policy::Finding> mps_findings(const Json& object) {
-  webhook::ManifestObject m;
-  m.object = object;
-  m.source = "test_mps_adversarial.cpp";
-  webhook::OfflineResult r = webhook::evaluate_offline(mps_policy(), m, "team");
+  policy_test::Judged r = policy_test::judge(mps_policy(), object, "team");
   INFO(r.note);
-  REQUIRE(r.status == webhook::OfflineResult::Status::Evaluated);
+  REQUIRE(r.status == policy_test::Judged::Status::Evaluated);
   REQUIRE(r.decision.pool);
   std::vector<policy::Finding> out;
   for (const auto& f : r.decision.findings)
