@@ -1,10 +1,11 @@
 // Pod Security Admission style fixtures: test/fixtures/<rule-id>/{pass,fail}/*.yaml, one object
 // per file (after the ResourceClaims, ResourceClaimTemplates and PodGroups it refers to, when it
-// needs them), evaluated offline against test/fixtures/policy.yaml. A fail fixture must be denied by
-// its folder's rule (with a field and a message); a pass fixture must not be reported by it
-// (other rules may fire). The namespace of each object selects its tenant. ResourceClaims,
-// ResourceClaimTemplates and PodGroups before the object are the claims and groups it refers to
-// (as among the inputs of `check`); the last object of the file is the one judged.
+// needs them), judged as `check` judges them (evaluate_offline: the AdmissionReviews among them,
+// UPDATEs too, go through the webhook's decide_review) against test/fixtures/policy.yaml. A fail
+// fixture must be denied by its folder's rule (with a field and a message); a pass fixture must
+// not be reported by it (other rules may fire). The namespace of each object selects its tenant.
+// ResourceClaims, ResourceClaimTemplates and PodGroups before the object are the claims and groups
+// it refers to (as among the inputs of `check`); the last object of the file is the one judged.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
