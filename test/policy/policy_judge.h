@@ -6,7 +6,7 @@
 // template paths (spec.workloads, the built-in ML kinds) template by template, each as the pod it
 // creates. AdmissionReviews (UPDATEs, users) are the webhook's business: test/webhook judges those.
 // A pod's claims and PodGroup come from TestClaims and TestGroups, through policy/'s own resolver
-// interfaces.
+// interfaces. test/webhook/cli/test_policy_judge_agrees.cpp holds it to check's path.
 #pragma once
 
 #include <memory>
