@@ -33,7 +33,9 @@ enum FieldFlag : uint8_t {
 
 struct Mapping;
 
-// What the reference says about a field: its type, its default, and what it does.
+// What the reference says about a field: its type, its default, and what it does. An empty
+// default_text (only outside list items) is rendered from what `policy show` prints for a policy
+// that leaves the field out, so the reference cannot drift from PolicyConfig's defaults.
 struct FieldDoc {
   std::string_view type;
   std::string_view default_text;

@@ -143,13 +143,11 @@ constexpr Field string_field(std::string_view name, FieldDoc doc, uint8_t flags 
   return entry(name, FieldKind::String, flags, read_string<Member, NonEmpty>, write_value<Member>, nullptr, doc);
 }
 template <auto Member>
-constexpr Field string_list_field(std::string_view name, FieldDoc doc,
-                                  uint8_t flags = 0) {
+constexpr Field string_list_field(std::string_view name, FieldDoc doc, uint8_t flags = 0) {
   return entry(name, FieldKind::StringList, flags, read_string_list<Member>, write_value<Member>, nullptr, doc);
 }
 template <auto Member>
-constexpr Field string_map_field(std::string_view name, FieldDoc doc,
-                                 uint8_t flags = 0) {
+constexpr Field string_map_field(std::string_view name, FieldDoc doc, uint8_t flags = 0) {
   return entry(name, FieldKind::StringMap, flags, read_string_map<Member>, write_pairs<Member>, nullptr, doc);
 }
 template <auto Member>
@@ -161,8 +159,7 @@ constexpr Field enum_field(std::string_view name, FieldDoc doc, uint8_t flags = 
   return entry(name, FieldKind::Enum, flags, read_enum<Member, Names>, write_enum<Member, Names>, nullptr, doc);
 }
 template <auto Member, const auto& Names>
-constexpr Field optional_enum_field(std::string_view name, FieldDoc doc,
-                                    uint8_t flags = 0) {
+constexpr Field optional_enum_field(std::string_view name, FieldDoc doc, uint8_t flags = 0) {
   return entry(name, FieldKind::Enum, flags, read_optional_enum<Member, Names>, write_optional_enum<Member, Names>,
           nullptr, doc);
 }
@@ -172,11 +169,12 @@ constexpr Field section_field(std::string_view name, FieldDoc doc, uint8_t flags
 }
 template <auto Member, const Mapping& Item, const char* What>
 constexpr Field list_field(std::string_view name, FieldDoc doc, uint8_t flags = 0) {
-  return entry(name, FieldKind::MappingList, flags, read_list<Member, Item, What>, write_list<Member, Item>, &Item, doc);
+  return entry(name, FieldKind::MappingList, flags, read_list<Member, Item, What>, write_list<Member, Item>, &Item,
+               doc);
 }
 // A field with its own reader and writer; `sub`: its items' table, when they are mappings.
-constexpr Field custom_field(std::string_view name, FieldReadFn read, FieldWriteFn write, FieldDoc doc, uint8_t flags = 0, const Mapping* sub = nullptr,
-                             FieldKind kind = FieldKind::Custom) {
+constexpr Field custom_field(std::string_view name, FieldReadFn read, FieldWriteFn write, FieldDoc doc,
+                             uint8_t flags = 0, const Mapping* sub = nullptr, FieldKind kind = FieldKind::Custom) {
   return entry(name, kind, flags, read, write, sub, doc);
 }
 // A field read by its parent's custom reader (its items' table lists it for "unknown field"
