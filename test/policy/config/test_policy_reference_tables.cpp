@@ -166,6 +166,19 @@ std::string render(const std::string& text, Tables& tables) {
   return out + text.substr(from);
 }
 
+// The first line where the file and the rendering differ, for the failure message.
+std::string first_difference(const std::string& file, const std::string& rendered) {
+  std::istringstream a(file), b(rendered);
+  std::string la, lb;
+  for (size_t line = 1;; ++line) {
+    const bool more_a = static_cast<bool>(std::getline(a, la)), more_b = static_cast<bool>(std::getline(b, lb));
+    if (!more_a && !more_b) return "";
+    if (!more_a || !more_b || la != lb)
+      return "line " + std::to_string(line) + ":\n  file:     " + (more_a ? la : "(end)") + "\n  rendered: " +
+             (more_b ? lb : "(end)");
+  }
+}
+
 }  // namespace
 
 TEST_CASE("docs/policy-reference.md's field tables are the policy schema's", "[policy-reference]") {
@@ -184,7 +197,7 @@ TEST_CASE("docs/policy-reference.md's field tables are the policy schema's", "[p
     SUCCEED("wrote docs/policy-reference.md");
     return;
   }
-  INFO("docs/policy-reference.md is stale: run " << kRegenerate);
+  INFO("docs/policy-reference.md is stale: run " << kRegenerate << "\n" << first_difference(text, rendered));
   CHECK(rendered == text);
 }
 
