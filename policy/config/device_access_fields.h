@@ -1,8 +1,8 @@
 // The policy fields behind two checks of gpu-device-access: the runtime classes GPU pods may use
 // (spec.runtimeClasses, spec.pools[].runtimeClasses) and the DRA device tolerations tenants' GPU
 // requests may carry (spec.deviceTolerations). Reading and validating them for the policy loader,
-// and printing them back for `policy show`. The loader keeps the field tables; these readers get
-// its error list and its unknown-field check through a FieldReaderSink.
+// and printing them back for `policy show`. The policy schema keeps the field tables; these readers
+// get its error list and its unknown-field check through a FieldReaderSink.
 #pragma once
 
 #include <functional>

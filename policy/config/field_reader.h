@@ -19,7 +19,7 @@
 
 namespace gpu_admission::policy {
 
-// The keys a mapping may hold (the loader's field tables).
+// The keys a mapping may hold (from the policy schema's tables, policy_schema.h).
 using FieldNames = std::span<const std::string_view>;
 
 // "a, b, c": the names an "unknown ..." error lists.

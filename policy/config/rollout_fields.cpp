@@ -1,4 +1,4 @@
-// spec.rules, tenants[].rules and spec.exceptions; see rollout_fields.h.
+// spec.rules and tenants[].rules, and the times of spec.exceptions; see rollout_fields.h.
 #include "policy/config/rollout_fields.h"
 
 #include <cctype>
@@ -35,38 +35,6 @@ int days_in_month(int y, int m) {
   return m == 2 && leap(y) ? 29 : kDays[m - 1];
 }
 
-void read_exception(FieldReader& r, const Json& v, const std::string& path, FieldNames fields, ExceptionConfig& out) {
-  if (!r.expect_object(v, path)) return;
-  r.check_fields(v, path, fields);
-  for (const char* required : {"name", "reason", "rules"})
-    if (!v.contains(required)) r.error(path, std::string("missing required field \"") + required + "\"");
-  if (v.contains("name")) r.read_string(v["name"], child_path(path, "name"), out.name, false);
-  if (v.contains("reason")) r.read_string(v["reason"], child_path(path, "reason"), out.reason, false);
-  if (v.contains("rules")) {
-    const std::string rp = child_path(path, "rules");
-    std::vector<std::string> names;
-    r.read_string_list(v["rules"], rp, names);
-    if (v["rules"].is_array() && names.empty() && v["rules"].empty()) r.error(rp, "must name at least one rule");
-    for (size_t i = 0; i < names.size(); ++i) {
-      auto id = enum_from_name<RuleId>(kRuleNames, names[i]);
-      if (id) out.rules.push_back(*id);
-      else r.error(index_path(rp, i), "unknown rule \"" + names[i] + "\" (expected one of: " + names_list(kRuleNames) + ")");
-    }
-  }
-  if (v.contains("namespaces")) r.read_string_list(v["namespaces"], child_path(path, "namespaces"), out.namespaces);
-  if (v.contains("tenants")) r.read_string_list(v["tenants"], child_path(path, "tenants"), out.tenants);
-  if (v.contains("usernames")) r.read_string_list(v["usernames"], child_path(path, "usernames"), out.usernames);
-  if (v.contains("podLabels")) r.read_string_map(v["podLabels"], child_path(path, "podLabels"), out.pod_labels);
-  if (v.contains("expires") && !v["expires"].is_null()) {
-    const std::string ep = child_path(path, "expires");
-    if (r.read_string(v["expires"], ep, out.expires_text, false)) {
-      out.expires = parse_rfc3339(out.expires_text);
-      if (!out.expires)
-        r.error(ep, "\"" + out.expires_text + "\" is not an RFC 3339 time (write it as 2026-12-31T23:59:59Z)");
-    }
-  }
-}
-
 }  // namespace
 
 void read_rule_actions(FieldReader& r, const Json& v, const std::string& path,
@@ -83,17 +51,6 @@ void read_rule_actions(FieldReader& r, const Json& v, const std::string& path,
     Action action = Action::Deny;
     if (r.read_enum(it.value(), rp, kActionNames, action)) out.emplace_back(*id, action);
   }
-}
-
-void read_exceptions(FieldReader& r, const Json& v, const std::string& path, FieldNames fields,
-                     std::vector<ExceptionConfig>& out) {
-  out.clear();
-  if (v.is_null()) return;
-  if (!v.is_array()) {
-    r.error(path, std::string("must be a list of exceptions, got ") + type_name(v));
-    return;
-  }
-  for (size_t i = 0; i < v.size(); ++i) read_exception(r, v[i], index_path(path, i), fields, out.emplace_back());
 }
 
 std::optional<int64_t> parse_rfc3339(std::string_view t) {
@@ -128,26 +85,6 @@ std::optional<int64_t> parse_rfc3339(std::string_view t) {
 Json rule_actions_to_json(const std::vector<std::pair<RuleId, Action>>& actions) {
   Json out = Json::object();
   for (const auto& [rule, action] : actions) out[std::string(name_of(rule))] = std::string(name_of(action));
-  return out;
-}
-
-Json exceptions_to_json(const std::vector<ExceptionConfig>& exceptions) {
-  Json out = Json::array();
-  for (const auto& e : exceptions) {
-    Json rules = Json::array();
-    for (RuleId rule : e.rules) rules.push_back(std::string(name_of(rule)));
-    Json o = {{"name", e.name}, {"reason", e.reason}, {"rules", rules}};
-    if (!e.namespaces.empty()) o["namespaces"] = e.namespaces;
-    if (!e.tenants.empty()) o["tenants"] = e.tenants;
-    if (!e.usernames.empty()) o["usernames"] = e.usernames;
-    if (!e.pod_labels.empty()) {
-      Json labels = Json::object();
-      for (const auto& [k, val] : e.pod_labels) labels[k] = val;
-      o["podLabels"] = labels;
-    }
-    if (e.expires) o["expires"] = e.expires_text;
-    out.push_back(o);
-  }
   return out;
 }
 

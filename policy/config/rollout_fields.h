@@ -1,7 +1,6 @@
-// The policy fields of a staged rollout: spec.enforcement (observe, warn, enforce),
-// spec.rules and tenants[].rules (an action per rule), and spec.exceptions (rules turned off for
-// what they select, until they expire). Reading and validating them for the policy loader, and
-// printing them back for `policy show`.
+// The policy fields of a staged rollout that the policy schema (policy_schema.h) reads with
+// helpers of their own: spec.rules and tenants[].rules (an action per rule), and the expiry time
+// of spec.exceptions[]. Reading and validating them, and printing them back for `policy show`.
 #pragma once
 
 #include <cstdint>
@@ -22,16 +21,11 @@ namespace gpu_admission::policy {
 void read_rule_actions(FieldReader& r, const Json& v, const std::string& path,
                        std::vector<std::pair<RuleId, Action>>& out);
 
-// spec.exceptions: each entry's fields are checked against `fields`.
-void read_exceptions(FieldReader& r, const Json& v, const std::string& path, FieldNames fields,
-                     std::vector<ExceptionConfig>& out);
-
 // An RFC 3339 date-time ("2026-12-31T23:59:59Z", "2026-12-31T18:00:00.5-05:00") as Unix seconds
 // (fractions dropped); nullopt when it is not one. Lower-case t and z are accepted, as Go's parser does.
 std::optional<int64_t> parse_rfc3339(std::string_view text);
 
 // For `policy show`.
 Json rule_actions_to_json(const std::vector<std::pair<RuleId, Action>>& actions);
-Json exceptions_to_json(const std::vector<ExceptionConfig>& exceptions);
 
 }  // namespace gpu_admission::policy
