@@ -54,6 +54,9 @@ class ClusterBuilder {
   void add_resource(const char* group, const char* version, const char* kind, const char* plural, bool namespaced);
   const Node& node_for(const TemplatePlan& plan);
   std::string pod_ip();
+  // Counts `n` objects of `kind` as an audit counts them: judged, or not judged when `plan`'s
+  // namespace is one bench/audit-policy.yaml exempts (the System ones).
+  void count_judged(const TemplatePlan& plan, const std::string& kind, long n);
   // Pods of one owner: `count` (clamped to the budget) made by `maker`; returns how many.
   // `first`, when not null, receives the first pod as an object (a sample).
   int make_pods(const TemplatePlan& plan, PodMaker& maker, int count, const std::string& generate_name,
