@@ -18,7 +18,7 @@ std::string ip_of(size_t base, size_t i) {
 }  // namespace
 
 ClusterBuilder::ClusterBuilder(long pods, uint64_t seed) : rng_(seed), budget_(pods) {
-  // The served resources, in the order discovery and audit_apiserver.cpp list them.
+  // The resources the stand-in serves objects of (in this order, which the audit does not see).
   add_resource("", "v1", "Namespace", "namespaces", false);
   add_resource("", "v1", "Pod", "pods", true);
   add_resource("", "v1", "ReplicationController", "replicationcontrollers", true);
@@ -71,9 +71,6 @@ void ClusterBuilder::add_resource(const char* group, const char* version, const 
 
 std::string ClusterBuilder::store(const std::string& plural, Json& object, const std::string& managed_fields) {
   Json& meta = object["metadata"];
-  meta["resourceVersion"] = std::to_string(++resource_version_);
-  const std::string ns = meta.value("namespace", "");
-  const std::string key = ns.empty() ? meta["name"].get<std::string>() : ns + "/" + meta["name"].get<std::string>();
   constexpr const char* kMark = "\x01managedFields";  // replaced by `managed_fields` in the text
   if (!managed_fields.empty()) meta["managedFields"] = kMark;
   std::string text = object.dump();
@@ -81,7 +78,7 @@ std::string ClusterBuilder::store(const std::string& plural, Json& object, const
     const std::string mark = Json(kMark).dump();
     text.replace(text.find(mark), mark.size(), managed_fields);
   }
-  resources_[resource_index_.at(plural)].items.push_back({key, text});
+  resources_[resource_index_.at(plural)].items.push_back({meta.value("namespace", ""), meta["name"].get<std::string>(), text});
   return text;
 }
 
@@ -113,7 +110,6 @@ int ClusterBuilder::make_pods(const TemplatePlan& plan, PodMaker& maker, int cou
     pod.generate_name = generate_name;
     if (!generate_name.empty()) pod.name = generate_name + rng_.suffix(5);
     pod.uid = rng_.uid();
-    pod.resource_version = ++resource_version_;
     pod.seed = rng_.next();
     const Node& node = node_for(plan);
     pod.node = node.name;
@@ -123,7 +119,7 @@ int ClusterBuilder::make_pods(const TemplatePlan& plan, PodMaker& maker, int cou
     pod.succeeded = succeeded;
     if (shape) shape(pod, i);
     if (i == 0 && first) *first = maker.make_object(pod);
-    pods.items.push_back({plan.ns->name + "/" + pod.name, maker.make(pod)});
+    pods.items.push_back({plan.ns->name, pod.name, maker.make(pod)});
   }
   budget_ -= n;
   if (succeeded) skipped_[kFinishedPods] += n;
@@ -171,7 +167,6 @@ GeneratedCluster ClusterBuilder::finish() {
   GeneratedCluster out;
   long pods = 0;
   for (Resource& r : resources_) {
-    std::sort(r.items.begin(), r.items.end(), [](const StoredObject& a, const StoredObject& b) { return a.key < b.key; });
     for (const auto& item : r.items) r.bytes += item.text.size();
     if (r.plural == "pods") pods = static_cast<long>(r.items.size());
   }
@@ -192,7 +187,6 @@ GeneratedCluster ClusterBuilder::finish() {
                   {"objects", objects_}};
   out.samples = std::move(samples_);
   out.resources = std::move(resources_);
-  out.resource_version = resource_version_;
   return out;
 }
 

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "bench/bench_reviews.h"
-#include "cluster_test_support.h"
+#include "test/webhook/cluster/cluster_test_support.h"
 #include "webhook/admission/base64.h"
 #include "webhook/admission/admission.h"
 #include "webhook/cli/input_claims.h"

@@ -4,7 +4,7 @@
 // values and caBundles are base64 (the API server decodes them as bytes), webhooks have names.
 #include <cctype>
 
-#include "fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver.h"
 
 namespace cluster_test {
 namespace {
