@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
 
   cluster_test::FakeApiServer server;
   server.token = "audit-standin-token";
+  server.no_delay = true;  // as its own server had it, and as the real one writes
   std::string error;
   if (!serve_cluster(cluster, server, error)) {
     std::fprintf(stderr, "audit-standin: %s\n", error.c_str());

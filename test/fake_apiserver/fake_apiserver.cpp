@@ -109,9 +109,7 @@ bool FakeApiServer::start(int port) {
   // Ask every client for a certificate, as the API server does, but take any or none: which
   // ones authenticate is decided per request (authorized()).
   SSL_CTX_set_verify(server_->ssl_context(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
-  // A response's headers and body are two writes: without Nagle's algorithm, as Go's net/http
-  // writes, the body does not wait for the client's delayed ACK of the headers.
-  server_->set_tcp_nodelay(true);
+  server_->set_tcp_nodelay(no_delay);
   route();
   if (port == 0) {
     port_ = server_->bind_to_any_port("127.0.0.1");

@@ -20,9 +20,9 @@
 //
 // It also stands in for a cluster at scale (the benchmarks' stand-ins, bench/): objects put as
 // JSON text (put_raw) are copied into a page as they are, a page costs its own items whatever
-// the store holds (150,000 pods of 9 KB list at TLS speed), and responses go out without Nagle's
-// delay, as from the real server (Go's net/http). What it served is counted (`counters`), and
-// GET /fake/counters answers the counts as JSON to an authorized client.
+// the store holds (150,000 pods of 9 KB list at TLS speed), and with `no_delay` responses go out
+// without Nagle's delay, as from the real server (Go's net/http). What it served is counted
+// (`counters`), and GET /fake/counters answers the counts as JSON to an authorized client.
 //
 // Resource names (put(), remove(), stored(), list_pages_of(), remove_resource()): the plural,
 // "pods", "deployments", "pytorchjobs", when one group serves it, or always plural.group:
@@ -170,6 +170,11 @@ class FakeApiServer {
   std::atomic<bool> serve_policy_reports{true};  // false: wgpolicyk8s.io likewise
   std::atomic<bool> serve_open_reports{true};    // false: openreports.io likewise
   size_t max_page = 1000;             // a list's limit is capped at this
+  // Set before start(): responses without Nagle's algorithm, as Go's net/http writes them. A
+  // response's headers and body are two writes, and with Nagle the body waits for the client's
+  // delayed ACK of the headers (40 ms a page). The audit stand-in sets it; the tests keep the timing
+  // their races (two replicas writing the same Secret) were written against.
+  bool no_delay = false;
 
   struct Counters {
     // lists: first pages; list_pages: every page; gets: single-object GETs (pod_gets of pods);
