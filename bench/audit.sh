@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The audit at cluster scale: `gpu-admission audit` against a stand-in API server
-# (bench/audit_standin.cpp) serving PODS pods (default 150,000, a 5,000-node GPU cluster) with
-# their owners, generated from SEED, a tenth of the pods violating one rule of
-# bench/audit-policy.yaml. Before any timing it checks a sample of the generated objects with
-# `gpu-admission check` (passing ones pass, violating ones violate exactly their rule, stored pods
-# need no /mutate patch). Then it times the audit (-o json, then -o policyreport) under
+# (bench/audit_standin.cpp: the tests' fake API server holding a generated cluster) serving PODS
+# pods (default 150,000, a 5,000-node GPU cluster) with their owners, generated from SEED, a
+# tenth of the pods violating one rule of bench/audit-policy.yaml. Before any timing it checks a
+# sample of the generated objects with `gpu-admission check` (passing ones pass, violating ones
+# violate exactly their rule, stored pods need no /mutate patch). Then it times the audit (-o json, then -o policyreport) under
 # /usr/bin/time -v, the audit on core AUDIT_CORE and the stand-in on STANDIN_CORE, and prints: wall
 # time, user/sys CPU, peak RSS, objects judged per kind, pages listed and MB transferred (the
 # stand-in's own counters), the stand-in's CPU, the largest PolicyReport and its namespace; the
@@ -69,7 +69,11 @@ cat "$work/standin.log"
 # --- the sample, against the policy, before any timing ---------------------------------------
 bench/audit_samples.sh "$GPU_ADMISSION" "$POLICY" "$work/samples" || exit 1
 
-counters() { curl -sk -H "Authorization: Bearer audit-standin-token" "$(jq -r '.clusters[0].cluster.server' "$work/kubeconfig")/standin/counters"; }
+# What the stand-in served so far (the fake API server's counters: requests, lists, listPages, bytes, handlerSeconds).
+counters() {
+  curl -sk -H "Authorization: Bearer $(jq -r '.users[0].user.token' "$work/kubeconfig")" \
+    "$(jq -r '.clusters[0].cluster.server' "$work/kubeconfig")/fake/counters"
+}
 cpu_s() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$1/stat"; }
 busy_s() { awk -v t="$(getconf CLK_TCK)" '/^cpu / { printf "%.2f", ($2 + $3 + $4 + $7 + $8 + $9) / t }' /proc/stat; }  # all CPUs
 time_field() { awk -F': ' -v k="$2" 'index($0, k) { print $2 }' "$1" | head -n1 | tr -d ' '; }

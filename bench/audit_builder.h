@@ -1,7 +1,8 @@
 // Builds the audit benchmark's cluster one workload at a time (audit_cluster.cpp decides which):
-// each call stores a top-level object, the objects it owns and its pods, stamped with
-// resourceVersions, uids, nodes and IPs, and keeps the independent count of what an audit must
-// find (the violation each top-level object was given, and the pods it has that are judged).
+// each call stores a top-level object, the objects it owns and its pods, stamped with uids, nodes
+// and IPs (resourceVersions are the API server's to give), and keeps the independent count of
+// what an audit must find (the violation each top-level object was given, and the pods it has
+// that are judged).
 #pragma once
 
 #include <functional>
@@ -48,12 +49,15 @@ class ClusterBuilder {
     bool template_judged;   // its own pod template is judged too
   };
 
-  // Stores `object` (metadata.resourceVersion set here) in resource `plural`, with the
+  // Stores `object` in resource `plural`, with the
   // managedFields of `managed_fields` (JSON text of the list) when given. Returns its text.
   std::string store(const std::string& plural, Json& object, const std::string& managed_fields = "");
   void add_resource(const char* group, const char* version, const char* kind, const char* plural, bool namespaced);
   const Node& node_for(const TemplatePlan& plan);
   std::string pod_ip();
+  // Counts `n` objects of `kind` as an audit counts them: judged, or not judged when `plan`'s
+  // namespace is one bench/audit-policy.yaml exempts (the System ones).
+  void count_judged(const TemplatePlan& plan, const std::string& kind, long n);
   // Pods of one owner: `count` (clamped to the budget) made by `maker`; returns how many.
   // `first`, when not null, receives the first pod as an object (a sample).
   int make_pods(const TemplatePlan& plan, PodMaker& maker, int count, const std::string& generate_name,
@@ -70,7 +74,6 @@ class ClusterBuilder {
 
   Rng rng_;
   long budget_;
-  long long resource_version_ = 1000;
   size_t pod_ips_ = 0;
   size_t node_count_ = 0;
   std::vector<std::vector<Node>> pool_nodes_;  // by pool index

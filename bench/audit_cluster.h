@@ -21,14 +21,16 @@
 
 namespace gpu_admission::bench::audit {
 
-// One stored object: `key` orders a list as etcd does (namespace/name), `text` is the object as a
-// list item (without apiVersion and kind).
+// One stored object: where it is, and its text as a list item holds it (without apiVersion and
+// kind, and without resourceVersion: the API server stamps that when it stores the object).
 struct StoredObject {
-  std::string key;
+  std::string namespace_name;  // "" for a Namespace
+  std::string name;
   std::string text;
 };
 
-// A resource the stand-in serves, with its discovery entry and its objects in list order.
+// A resource the stand-in serves (the tests' fake API server serves most of them already), with
+// its objects as they were made.
 struct Resource {
   std::string group;    // "" for the core group
   std::string version;
@@ -43,7 +45,6 @@ struct GeneratedCluster {
   std::vector<Resource> resources;  // every listable resource served, in a fixed order
   Json expected;                    // the independent count (see above)
   Json samples;                     // [{"name", "expect": rule or "", "objects": [...]}]
-  long long resource_version = 0;   // the last one given out
 };
 
 GeneratedCluster generate_cluster(long pods, uint64_t seed);

@@ -2,7 +2,7 @@
 // tables and small helpers: the GPU pools, the 20 tenants and their namespaces of
 // bench/audit-policy.yaml (the two must say the same), the rules a generated object may be
 // made to violate, a seeded random source, and the identifiers every stored object carries
-// (uids, resourceVersions, timestamps, IPs). Everything is deterministic from the seed.
+// (uids, timestamps, IPs). Everything is deterministic from the seed.
 #pragma once
 
 #include <cstdint>

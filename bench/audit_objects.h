@@ -46,7 +46,6 @@ struct PodInstance {
   std::string name;
   std::string generate_name;       // "" for pods named by their controller (StatefulSet, PyTorchJob)
   std::string uid;
-  long long resource_version = 0;
   uint64_t seed = 0;               // of the container IDs and image digests in its status
   std::string node;
   std::string node_ip, pod_ip;

@@ -1,9 +1,10 @@
 // A stand-in Kubernetes API server for bench/audit.sh: generates from a seed a GPU cluster of
 // --pods pods with their owners (audit_cluster.h: training and inference workloads of 20 tenants,
-// a tenth of the pods violating one rule of bench/audit-policy.yaml), holds every list item as
-// the JSON text the API server sends, and serves discovery and paged lists over HTTPS with a
-// bearer token (audit_apiserver.h). Before it says "ready" on stdout it writes a kubeconfig for
-// itself, the independent count of what it injected (--expected-out: per tenant and rule the
+// a tenth of the pods violating one rule of bench/audit-policy.yaml) and serves it with the
+// tests' fake API server (test/fake_apiserver/fake_apiserver.h: HTTPS with a bearer token,
+// discovery, paged lists in etcd's order, GET /fake/counters for what it served), every list
+// item held as the JSON text the API server sends. Before it says "ready" on stdout it writes a
+// kubeconfig for itself, the independent count of what it injected (--expected-out: per tenant and rule the
 // violating top-level objects and pods, per namespace the violating objects, the objects judged
 // per kind, each violating object), and optionally a sample of its objects for `gpu-admission
 // check` (--samples-out DIR: one `kind: List` file per shape and violation, with the expected
@@ -13,15 +14,17 @@
 //                               [--expected-out FILE] [--samples-out DIR]
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
-#include "bench/audit_apiserver.h"
 #include "bench/audit_cluster.h"
+#include "test/fake_apiserver/fake_apiserver.h"
 
 namespace {
 
@@ -93,6 +96,32 @@ bool write_samples(const Json& samples, const std::string& dir) {
   return write_file(dir + "/expected-rules.json", rules.dump(2) + "\n");
 }
 
+// Hands the generated objects to `server` (their texts are moved, not copied: 1.4 GB at 150,000
+// pods), adding the resources it does not serve yet (kubeflow.org's). Namespaces go in as trees,
+// so that a GET of one (audit --namespace) answers it with apiVersion and kind; everything else
+// as the text a list item is. False, with `error`, when an object cannot be stored as one.
+bool serve_cluster(audit::GeneratedCluster& cluster, cluster_test::FakeApiServer& server, std::string& error) {
+  const auto served = server.resources();
+  for (audit::Resource& r : cluster.resources) {
+    const cluster_test::ResourceType type = {r.group, r.version, r.plural, r.kind, r.namespaced};
+    if (std::none_of(served.begin(), served.end(), [&](const cluster_test::ResourceType& s) {
+          return s.group == type.group && s.version == type.version && s.resource == type.resource;
+        }))
+      server.add_resource(type);
+    for (audit::StoredObject& o : r.items) {
+      // The fake stamps a resourceVersion into a text only where the object starts with its metadata.
+      if (o.text.rfind(R"({"metadata":{")", 0) != 0)
+        return error = type.name() + " " + o.name + " does not start with its metadata", false;
+      const bool stored = r.plural == "namespaces"
+                              ? server.put(type.name(), Json::parse(o.text), false)
+                              : server.put_raw(type.name(), o.namespace_name, o.name, std::move(o.text), false);
+      if (!stored) return error = "cannot store " + type.name() + " " + o.name, false;
+    }
+    std::vector<audit::StoredObject>().swap(r.items);
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,7 +138,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   const auto started = std::chrono::steady_clock::now();
-  const audit::GeneratedCluster cluster = audit::generate_cluster(static_cast<long>(flags.pods), static_cast<uint64_t>(flags.seed));
+  audit::GeneratedCluster cluster = audit::generate_cluster(static_cast<long>(flags.pods), static_cast<uint64_t>(flags.seed));
   const double generated = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   Json expected = cluster.expected;
@@ -127,20 +156,28 @@ int main(int argc, char** argv) {
   if (!flags.samples.empty() && !write_samples(cluster.samples, flags.samples))
     return usage("cannot write the samples into " + flags.samples);
 
-  audit::AuditApiServer server(cluster, "audit-standin-token");
+  cluster_test::FakeApiServer server;
+  server.token = "audit-standin-token";
+  server.no_delay = true;  // as its own server had it, and as the real one writes
   std::string error;
-  if (!server.start(static_cast<int>(flags.port), error) || !server.write_kubeconfig(flags.kubeconfig, error)) {
+  if (!serve_cluster(cluster, server, error)) {
     std::fprintf(stderr, "audit-standin: %s\n", error.c_str());
     return 1;
   }
+  const double stored = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() - generated;
+  if (!server.start(static_cast<int>(flags.port))) {
+    std::fprintf(stderr, "audit-standin: cannot listen on 127.0.0.1:%lld\n", flags.port);
+    return 1;
+  }
+  server.write_kubeconfig(flags.kubeconfig);
   const auto& pods = sizes.value("pods", Json::object());
   std::fprintf(stderr,
                "audit-standin: %s serving %lld pods (%zu bytes, %.0f bytes per pod) and their owners, %.1f MB in all, "
-               "%ld violating pods in %zu violating objects; generated in %.1f s; kubeconfig %s\n",
-               server.url().c_str(), pods.value("objects", 0LL), pods.value("bytes", size_t{0}),
+               "%ld violating pods in %zu violating objects; generated in %.1f s, stored in %.1f s; kubeconfig %s\n",
+               server.server_url().c_str(), pods.value("objects", 0LL), pods.value("bytes", size_t{0}),
                pods.value("objects", 0LL) > 0 ? static_cast<double>(pods.value("bytes", size_t{0})) / pods.value("objects", 1LL) : 0.0,
                static_cast<double>(total_bytes) / 1e6, expected["violatingPods"].get<long>(),
-               expected["objects"].size(), generated, flags.kubeconfig.c_str());
+               expected["objects"].size(), generated, stored, flags.kubeconfig.c_str());
   std::printf("ready\n");
   std::fflush(stdout);
 

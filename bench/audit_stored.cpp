@@ -231,7 +231,6 @@ Json object_meta(const std::string& name, const std::string& ns, const std::stri
   Json meta = {{"name", name}};
   if (!ns.empty()) meta["namespace"] = ns;
   meta["uid"] = uid;
-  meta["resourceVersion"] = "";  // set when the object is stored
   meta["generation"] = 1;
   meta["creationTimestamp"] = rfc3339(created);
   if (!labels.empty()) meta["labels"] = std::move(labels);
@@ -285,7 +284,6 @@ std::string PodMaker::make(const PodInstance& pod) {
   meta["name"] = pod.name;
   if (meta.contains("generateName")) meta["generateName"] = pod.generate_name;
   meta["uid"] = pod.uid;
-  meta["resourceVersion"] = std::to_string(pod.resource_version);
   meta["creationTimestamp"] = rfc3339(pod.created);
   for (const auto& [k, v] : pod.labels) meta["labels"][k] = v;
   const bool tracked = !pod.succeeded && meta.contains("ownerReferences") && meta["ownerReferences"][0]["kind"] == "Job";

@@ -111,7 +111,7 @@ void ClusterBuilder::deployment(const TemplatePlan& plan, int replicas) {
     PodMaker maker(rs_plan, rs_template, {"apps/v1", "ReplicaSet", rs_name, rs_uid}, "kube-controller-manager");
     made = make_pods(plan, maker, replicas, rs_name + "-", false, rolled, wants_sample(plan, "Deployment") ? &first_pod : nullptr);
   }
-  ++judged_["Deployment"];
+  count_judged(plan, "Deployment", 1);
   expect(plan, "apps/v1", "Deployment", name, {made, true});
   if (!first_pod.is_null()) sample(plan, "Deployment", with_kind("apps/v1", "Deployment", top), first_pod);
 }
@@ -144,7 +144,7 @@ void ClusterBuilder::stateful_set(const TemplatePlan& plan, int replicas) {
                                pod.labels = {{"statefulset.kubernetes.io/pod-name", pod.name},
                                              {"apps.kubernetes.io/pod-index", std::to_string(i)}};
                              });
-  ++judged_["StatefulSet"];
+  count_judged(plan, "StatefulSet", 1);
   expect(plan, "apps/v1", "StatefulSet", name, {made, true});
   if (!first_pod.is_null()) sample(plan, "StatefulSet", with_kind("apps/v1", "StatefulSet", top), first_pod);
 }
@@ -179,7 +179,7 @@ void ClusterBuilder::daemon_set(const TemplatePlan& plan, bool gpu_nodes_only) {
                                pod.node_ip = nodes[static_cast<size_t>(i)]->ip;
                                pod.pin_to_node = true;
                              });
-  ++judged_["DaemonSet"];
+  count_judged(plan, "DaemonSet", 1);
   expect(plan, "apps/v1", "DaemonSet", name, {made, true});
   if (!first_pod.is_null()) sample(plan, "DaemonSet", with_kind("apps/v1", "DaemonSet", top), first_pod);
 }
@@ -237,7 +237,7 @@ void ClusterBuilder::pytorch_job(const TemplatePlan& plan, int workers, bool fin
     pod.env = {{"MASTER_PORT", "23456"}, {"MASTER_ADDR", master}, {"WORLD_SIZE", world},
                {"RANK", std::to_string(i + 1)}, {"PYTHONUNBUFFERED", "1"}};
   });
-  ++judged_["PyTorchJob.kubeflow.org"];
+  count_judged(plan, "PyTorchJob.kubeflow.org", 1);
   expect(plan, "kubeflow.org/v1", "PyTorchJob", name, {finished ? 0 : made, true});
   if (!first_pod.is_null()) sample(plan, "PyTorchJob", with_kind("kubeflow.org/v1", "PyTorchJob", top), first_pod);
 }
@@ -272,7 +272,7 @@ void ClusterBuilder::job(const TemplatePlan& plan, int parallelism, bool finishe
     ++skipped_["finished Jobs"];
     return;  // neither it nor its pods are judged
   }
-  ++judged_["Job"];
+  count_judged(plan, "Job", 1);
   expect(plan, "batch/v1", "Job", name, {made, true});
   if (!first_pod.is_null()) sample(plan, "Job", with_kind("batch/v1", "Job", top), first_pod);
 }
@@ -328,7 +328,7 @@ void ClusterBuilder::cron_job(const TemplatePlan& plan, int history, bool runnin
   }
   if (!active.empty()) object["status"]["active"] = active;
   const std::string top = store("cronjobs", object, top_managed_fields(object, "batch/v1", created));
-  ++judged_["CronJob"];
+  count_judged(plan, "CronJob", 1);
   expect(plan, "batch/v1", "CronJob", name, {judged_pods, true});
   if (!top_pod.is_null()) sample(plan, "CronJob", with_kind("batch/v1", "CronJob", top), top_pod);
 }

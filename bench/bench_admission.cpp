@@ -15,12 +15,12 @@
 #include <thread>
 
 #include "bench/bench_reviews.h"
-#include "cluster_test_support.h"
-#include "webhook/admission/base64.h"
+#include "test/webhook/cluster/cluster_test_support.h"
 #include "webhook/admission/admission.h"
 #include "webhook/cli/input_claims.h"
 #include "webhook/io/default_policy.h"
 #include "webhook/io/policy_file.h"
+#include "webhook/ops/base64.h"
 
 // GCC pairs the replaced operator new's malloc with the std::free below and warns wherever both
 // inline into one caller; they do match.

@@ -1,5 +1,5 @@
 // A stand-in Kubernetes API server for bench/load.sh's cluster-state runs: the tests' FakeApiServer
-// (test/webhook/cluster/fake_apiserver.h: HTTPS on 127.0.0.1, bearer token, discovery of
+// (test/fake_apiserver/fake_apiserver.h: HTTPS on 127.0.0.1, bearer token, discovery of
 // resource.k8s.io/v1, paged lists with limit/continue, watches with bookmarks) holding
 // --objects objects: --namespaces Namespaces (half ml-team-NNN of tenant platform, half
 // research-team-NNN of tenant research, with tenant labels), the two ResourceClaims of the
@@ -17,7 +17,7 @@
 #include <string>
 
 #include "bench/bench_reviews.h"
-#include "fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver.h"
 
 namespace {
 

@@ -109,9 +109,6 @@ constexpr const char* kKeyFile = "tls.key";
 // seen half-written.
 WriteResult write_serving_files(const std::string& dir, const ServingBundle& bundle, bool force);
 
-// Standard base64 of `data` on one line, with no line breaks (the form of `caBundle`).
-std::string base64_encode(std::string_view data);
-
 // `unix_seconds` as an RFC 3339 UTC timestamp, e.g. 2027-01-02T03:04:05Z.
 std::string format_utc(std::int64_t unix_seconds);
 

@@ -416,21 +416,6 @@ TEST_CASE("write_serving_files reports unusable directories", "[certs]") {
   CHECK_FALSE(exists(tmp.file("x/ca.crt")));
 }
 
-TEST_CASE("base64_encode is standard base64 on one line", "[certs]") {
-  CHECK(certs::base64_encode("") == "");
-  CHECK(certs::base64_encode("f") == "Zg==");
-  CHECK(certs::base64_encode("fo") == "Zm8=");
-  CHECK(certs::base64_encode("foo") == "Zm9v");
-  CHECK(certs::base64_encode("foob") == "Zm9vYg==");
-  CHECK(certs::base64_encode("fooba") == "Zm9vYmE=");
-  CHECK(certs::base64_encode("foobar") == "Zm9vYmFy");
-  CHECK(certs::base64_encode(std::string("\xff\xfe\x00", 3)) == "//4A");
-  std::string pem = make_bundle().ca_cert_pem;
-  std::string encoded = certs::base64_encode(pem);
-  CHECK(encoded.find('\n') == std::string::npos);
-  CHECK(base64_decode(encoded) == pem);
-}
-
 TEST_CASE("format_utc writes RFC 3339 UTC", "[certs]") {
   CHECK(certs::format_utc(0) == "1970-01-01T00:00:00Z");
   CHECK(certs::format_utc(kNow) == "2027-01-15T08:00:00Z");

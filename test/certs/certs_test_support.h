@@ -169,18 +169,6 @@ inline std::string group_name(EVP_PKEY* key) {
   return std::string(name, len);
 }
 
-// Standard base64 decoding by OpenSSL (not by the code under test); empty on bad input.
-inline std::string base64_decode(const std::string& text) {
-  if (text.empty() || text.size() % 4 != 0) return {};
-  std::string out(text.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-  if (n < 0) return {};
-  std::size_t pad = text.ends_with("==") ? 2 : text.ends_with("=") ? 1 : 0;
-  out.resize(static_cast<std::size_t>(n) - pad);
-  return out;
-}
-
 // A TLS handshake over an in-memory BIO pair: the server presents cert/key, the client trusts
 // only `trust_pem` and checks `host` (DNS name or IP). Empty on success, else why it failed.
 inline std::string tls_handshake(const std::string& cert_pem, const std::string& key_pem,

@@ -6,10 +6,12 @@
 
 #include "certs/certs_test_support.h"
 #include "webhook/cli/commands.h"
+#include "webhook/ops/base64.h"
 #include "test_paths.h"
 
 using namespace certs_test;
 using gpu_admission::webhook::Args;
+using gpu_admission::webhook::base64_decode_strict;
 using gpu_admission::webhook::run_certs;
 
 namespace {
@@ -35,7 +37,7 @@ TEST_CASE("certs writes a verifiable chain and prints only the base64 CA on stdo
         std::string::npos);
   std::string ca_pem = slurp(out + "/ca.crt");
   REQUIRE(ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
-  CHECK(base64_decode(line) == ca_pem);
+  CHECK(base64_decode_strict(line) == ca_pem);
 
   // stderr: the summary names the files, the SANs and the expiry.
   CHECK(r.err.find(out + "/ca.crt") != std::string::npos);
@@ -112,7 +114,7 @@ TEST_CASE("certs refuses to overwrite without --force and replaces with it", "[c
   std::string ca2 = slurp(tmp.file("ca.crt"));
   CHECK(ca2 != ca1);
   CHECK(slurp(tmp.file("tls.key")) != key1);
-  CHECK(base64_decode(forced.out.substr(0, forced.out.size() - 1)) == ca2);
+  CHECK(base64_decode_strict(forced.out.substr(0, forced.out.size() - 1)) == ca2);
   CHECK(file_mode(tmp.file("tls.key")) == 0600);
   CHECK(verify(parse_cert(ca2), parse_cert(slurp(tmp.file("tls.crt"))), "svc.ns.svc") == X509_V_OK);
 }
@@ -189,7 +191,7 @@ TEST_CASE("the gpu-admission binary dispatches certs", "[certs][cli][binary]") {
   CHECK(WEXITSTATUS(status) == 0);
   std::string printed = slurp(out_file);
   REQUIRE(printed.ends_with("\n"));
-  CHECK(base64_decode(printed.substr(0, printed.size() - 1)) == slurp(tmp.file("tls/ca.crt")));
+  CHECK(base64_decode_strict(printed.substr(0, printed.size() - 1)) == slurp(tmp.file("tls/ca.crt")));
   CHECK(file_mode(tmp.file("tls/tls.key")) == 0600);
 
   std::string bad = std::string("'") + test_paths::binary() + "' certs --service svc >/dev/null 2>&1";

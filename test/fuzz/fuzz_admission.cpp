@@ -13,8 +13,8 @@
 #include "policy/decoding/env_names.h"
 #include "policy/base/tenant_labels.h"
 #include "webhook/admission/admission.h"
-#include "webhook/admission/base64.h"
 #include "webhook/io/policy_file.h"
+#include "webhook/ops/base64.h"
 
 using namespace gpu_admission;
 

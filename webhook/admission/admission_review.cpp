@@ -3,7 +3,7 @@
 #include "policy/base/quoted_value.h"
 #include "policy/decoding/json_reader.h"
 #include "policy/evaluation/patch.h"
-#include "webhook/admission/base64.h"
+#include "webhook/ops/base64.h"
 
 namespace gpu_admission::webhook {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "certs/certs.h"
 #include "webhook/cli/commands.h"
+#include "webhook/ops/base64.h"
 
 namespace gpu_admission::webhook {
 namespace {
@@ -138,7 +139,7 @@ int run_certs(const Args& args) {
   }
 
   // stdout carries only the CA bundle, so `$(gpu-admission certs ...)` captures exactly it.
-  std::string ca_bundle = certs::base64_encode(bundle.ca_cert_pem);
+  std::string ca_bundle = base64_encode(bundle.ca_cert_pem);
   std::fprintf(stdout, "%s\n", ca_bundle.c_str());
   std::fflush(stdout);
 

@@ -5,6 +5,7 @@
 
 #include "certs/certs.h"
 #include "webhook/cluster/kube_config.h"
+#include "webhook/ops/base64.h"
 
 namespace gpu_admission::webhook::cluster {
 namespace {
@@ -20,7 +21,7 @@ std::string data_of(const Json& secret, const char* key) {
   if (data == secret.end() || !data->is_object()) return "";
   const auto value = data->find(key);
   if (value == data->end() || !value->is_string()) return "";
-  return decode_base64(value->get<std::string>()).value_or("");
+  return base64_decode(value->get<std::string>()).value_or("");
 }
 
 bool expired(const std::string& cert_pem, std::int64_t now) {
@@ -175,10 +176,10 @@ Json secret_with(const Json& base, const std::string& name, const std::string& n
   annotations["gpu-admission.io/ca-not-after"] = certs::format_utc(material.ca.validity.not_after);
   // A Secret's type cannot change: one someone else created keeps its own.
   if (!secret.contains("type")) secret["type"] = "kubernetes.io/tls";
-  secret["data"] = {{kCaCert, encode_base64(material.bundle())},
-                    {kCaKey, encode_base64(material.ca.key_pem)},
-                    {kTlsCert, encode_base64(material.cert_pem)},
-                    {kTlsKey, encode_base64(material.key_pem)}};
+  secret["data"] = {{kCaCert, base64_encode(material.bundle())},
+                    {kCaKey, base64_encode(material.ca.key_pem)},
+                    {kTlsCert, base64_encode(material.cert_pem)},
+                    {kTlsKey, base64_encode(material.key_pem)}};
   secret.erase("stringData");
   return secret;
 }

@@ -1,6 +1,6 @@
 // The order in which a cluster configuration is looked for (see kube_config.h), the in-cluster
-// service account, and the small helpers (server URLs, base64). Reading and merging kubeconfig
-// files is kubeconfig_merge.cpp; turning a context into a KubeConfig is kubeconfig_context.cpp.
+// service account, and server URLs. Reading and merging kubeconfig files is kubeconfig_merge.cpp;
+// turning a context into a KubeConfig is kubeconfig_context.cpp.
 #include "webhook/cluster/kube_config.h"
 
 #include <cstdlib>
@@ -12,15 +12,6 @@ namespace gpu_admission::webhook::cluster {
 namespace {
 
 constexpr size_t kMaxCredentialBytes = 1u << 20;
-
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+' || c == '-') return 62;
-  if (c == '/' || c == '_') return 63;
-  return -1;
-}
 
 std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);
@@ -60,51 +51,6 @@ bool read_kubeconfigs(const KubeConfigOptions& options, MergedKubeconfig& merged
 }
 
 }  // namespace
-
-std::optional<std::string> decode_base64(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  uint32_t bits = 0;
-  int count = 0;
-  bool padding = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    const int value = base64_value(c);
-    if (value < 0 || padding) return std::nullopt;
-    bits = (bits << 6) | static_cast<uint32_t>(value);
-    if (++count == 4) {
-      out.push_back(static_cast<char>(bits >> 16));
-      out.push_back(static_cast<char>(bits >> 8));
-      out.push_back(static_cast<char>(bits));
-      bits = 0;
-      count = 0;
-    }
-  }
-  if (count == 1) return std::nullopt;
-  if (count == 2) out.push_back(static_cast<char>(bits >> 4));
-  if (count == 3) {
-    out.push_back(static_cast<char>(bits >> 10));
-    out.push_back(static_cast<char>(bits >> 2));
-  }
-  return out;
-}
-
-std::string encode_base64(std::string_view bytes) {
-  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    const size_t n = std::min<size_t>(3, bytes.size() - i);
-    uint32_t bits = 0;
-    for (size_t k = 0; k < 3; ++k) bits = (bits << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
-    for (size_t k = 0; k < 4; ++k) out.push_back(k <= n ? kDigits[(bits >> (18 - 6 * k)) & 63] : '=');
-  }
-  return out;
-}
 
 std::string endpoint_url(const KubeConfig& config, std::string_view path) {
   const bool ipv6 = config.host.find(':') != std::string::npos;

@@ -91,8 +91,4 @@ bool parse_server_url(std::string_view url, KubeConfig& out, std::string& error)
 // logs name the endpoint a cluster-state error came from.
 std::string endpoint_url(const KubeConfig& config, std::string_view path);
 
-// Standard base64 (padding optional, whitespace ignored); nullopt when invalid.
-std::optional<std::string> decode_base64(std::string_view text);
-std::string encode_base64(std::string_view bytes);
-
 }  // namespace gpu_admission::webhook::cluster

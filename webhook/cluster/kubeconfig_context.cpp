@@ -7,6 +7,7 @@
 #include "webhook/cluster/kubeconfig_merge.h"
 #include "webhook/io/text_file.h"
 #include "webhook/io/yaml_json.h"
+#include "webhook/ops/base64.h"
 
 namespace gpu_admission::webhook::cluster {
 namespace {
@@ -64,7 +65,7 @@ bool read_data_or_file(const Json& object, const char* data_key, const char* fil
   std::string data, file;
   if (!get_string(object, data_key, data, error) || !get_string(object, file_key, file, error)) return false;
   if (!data.empty()) {
-    const auto decoded = decode_base64(data);
+    const auto decoded = base64_decode(data);
     if (!decoded) {
       error = std::string(data_key) + " is not valid base64";
       return false;
@@ -111,7 +112,7 @@ bool read_cluster(const KubeconfigEntry& entry, KubeConfig& config, Json& exec_c
   exec_cluster = {{"server", server}};
   if (!config.tls_server_name.empty()) exec_cluster["tls-server-name"] = config.tls_server_name;
   if (config.insecure_skip_tls_verify) exec_cluster["insecure-skip-tls-verify"] = true;
-  if (!config.ca_pem.empty()) exec_cluster["certificate-authority-data"] = encode_base64(config.ca_pem);
+  if (!config.ca_pem.empty()) exec_cluster["certificate-authority-data"] = base64_encode(config.ca_pem);
   const auto extensions = cluster.find("extensions");
   if (extensions != cluster.end() && extensions->is_array())
     for (const Json& item : *extensions) {

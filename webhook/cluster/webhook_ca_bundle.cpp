@@ -3,6 +3,7 @@
 
 #include "policy/base/json.h"
 #include "webhook/cluster/kube_config.h"
+#include "webhook/ops/base64.h"
 
 namespace gpu_admission::webhook::cluster {
 namespace {
@@ -73,7 +74,7 @@ std::string forbidden_hint(std::string_view verb, std::string_view resource, std
 CaBundleWrite write_ca_bundle(const KubeClient& client, WebhookKind kind, const std::string& name,
                               const std::string& bundle_pem, std::chrono::milliseconds timeout, int attempts) {
   const std::string path = path_of(kind, name);
-  const std::string encoded = encode_base64(bundle_pem);
+  const std::string encoded = base64_encode(bundle_pem);
   const std::string what = std::string(kind_name(kind)) + " " + name;
   CaBundleWrite out;
   for (int attempt = 0; attempt < attempts; ++attempt) {

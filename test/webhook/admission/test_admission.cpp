@@ -10,7 +10,7 @@
 
 #include "webhook/admission/admission.h"
 #include "webhook/admission/admission_review.h"
-#include "webhook/admission/base64.h"
+#include "webhook/ops/base64.h"
 #include "webhook/io/policy_file.h"
 #include "webhook/admission/admission_test_support.h"
 

@@ -9,12 +9,12 @@
 #include <string>
 
 #include "webhook/admission/admission.h"
-#include "webhook/admission/base64.h"
 #include "webhook/cli/cli_test_support.h"
 #include "webhook/doc_blocks.h"
 #include "webhook/io/default_policy.h"
 #include "webhook/io/policy_file.h"
 #include "webhook/io/yaml_json.h"
+#include "webhook/ops/base64.h"
 
 namespace {
 

@@ -14,10 +14,10 @@
 
 #include "policy/base/ids.h"
 #include "webhook/admission/admission.h"
-#include "webhook/admission/base64.h"
 #include "webhook/cli/offline.h"
 #include "webhook/io/manifests.h"
 #include "webhook/io/policy_file.h"
+#include "webhook/ops/base64.h"
 #include "test_paths.h"
 
 namespace fs = std::filesystem;

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver.h"
 #include "webhook/cluster/cluster_state.h"
 
 namespace cluster_test {

@@ -17,11 +17,13 @@
 #include "cluster_test_support.h"
 #include "webhook/cluster/cert_keeper.h"
 #include "webhook/cluster/kube_config.h"
+#include "webhook/ops/base64.h"
 
 namespace {
 
 using namespace cluster_test;
 namespace certs = gpu_admission::certs;
+using gpu_admission::webhook::base64_decode;
 
 constexpr const char* kNs = "gpu-admission";
 constexpr const char* kSecret = "gpu-admission-certs";
@@ -78,7 +80,7 @@ std::unique_ptr<cl::CertKeeper> keeper_for(const FakeApiServer& api, Installed& 
 std::string secret_data(const FakeApiServer& api, const char* key) {
   const Json secret = api.stored("secrets", kNs, kSecret);
   if (!secret.is_object()) return "";
-  return cl::decode_base64(secret["data"].value(key, "")).value_or("");
+  return base64_decode(secret["data"].value(key, "")).value_or("");
 }
 
 // Every caBundle of both configurations, decoded ("" where one is missing).
@@ -88,7 +90,7 @@ std::vector<std::string> bundles(const FakeApiServer& api) {
     const Json c = api.stored(resource, "", "gpu-admission");
     if (!c.is_object()) continue;
     for (const auto& hook : c["webhooks"])
-      out.push_back(cl::decode_base64(hook["clientConfig"].value("caBundle", "")).value_or(""));
+      out.push_back(base64_decode(hook["clientConfig"].value("caBundle", "")).value_or(""));
   }
   return out;
 }

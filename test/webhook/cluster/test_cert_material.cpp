@@ -8,11 +8,14 @@
 #include "cluster_test_support.h"
 #include "webhook/cluster/cert_material.h"
 #include "webhook/cluster/kube_config.h"
+#include "webhook/ops/base64.h"
 
 namespace {
 
 using namespace cluster_test;
 namespace certs = gpu_admission::certs;
+using gpu_admission::webhook::base64_decode;
+using gpu_admission::webhook::base64_encode;
 
 constexpr std::int64_t kT0 = 1'900'000'000;  // a fixed issue time
 
@@ -34,7 +37,7 @@ Json created_secret(const cl::CertSettings& with = settings(), std::int64_t now 
 }
 
 std::string data(const Json& secret, const char* key) {
-  return cl::decode_base64(secret["data"][key].get<std::string>()).value_or("");
+  return base64_decode(secret["data"][key].get<std::string>()).value_or("");
 }
 
 }  // namespace
@@ -143,7 +146,7 @@ TEST_CASE("cert material: unusable or foreign content is replaced or re-issued",
   }
   SECTION("a serving key of another certificate") {
     Json broken = secret;
-    broken["data"]["tls.key"] = cl::encode_base64(certs::generate_localhost_pair().key_pem);
+    broken["data"]["tls.key"] = base64_encode(certs::generate_localhost_pair().key_pem);
     const cl::SecretContents read = cl::read_secret(broken, settings(), kT0 + 5);
     REQUIRE(read.material);
     CHECK(read.serving_problem.find("tls.key") != std::string::npos);
@@ -162,8 +165,8 @@ TEST_CASE("cert material: unusable or foreign content is replaced or re-issued",
   SECTION("a serving certificate no CA of the Secret signed") {
     Json foreign = secret;
     const certs::ServingBundle other = certs::generate_serving_bundle({"gpu-admission", "gpu-system", 1, kT0});
-    foreign["data"]["tls.crt"] = cl::encode_base64(other.cert_pem);
-    foreign["data"]["tls.key"] = cl::encode_base64(other.key_pem);
+    foreign["data"]["tls.crt"] = base64_encode(other.cert_pem);
+    foreign["data"]["tls.key"] = base64_encode(other.key_pem);
     const cl::SecretContents read = cl::read_secret(foreign, settings(), kT0 + 5);
     CHECK(read.serving_problem.find("not signed by the CA") != std::string::npos);
   }

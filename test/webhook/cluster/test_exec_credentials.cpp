@@ -12,8 +12,10 @@
 #include "certs/certs.h"
 #include "kubeconfig_test_support.h"
 #include "webhook/ops/logger.h"
+#include "webhook/ops/base64.h"
 
 using namespace cluster_test;
+using gpu_admission::webhook::base64_encode;
 
 namespace {
 
@@ -88,7 +90,7 @@ TEST_CASE("cluster exec plugin: provideClusterInfo hands the plugin the cluster 
   REQUIRE(client.init(error));
   const Json ours = Json::parse(read_text(s.dir.file("exec-info")));
   CHECK(ours["spec"]["cluster"]["server"] == s.server.server_url());
-  CHECK(ours["spec"]["cluster"]["certificate-authority-data"] == cl::encode_base64(s.server.ca_pem()));
+  CHECK(ours["spec"]["cluster"]["certificate-authority-data"] == base64_encode(s.server.ca_pem()));
   CHECK(ours["spec"]["cluster"]["config"] == Json{{"audience", "test"}});
   if (!have_kubectl()) {
     WARN("kubectl not found: the reference half is skipped");

@@ -1,7 +1,8 @@
 // The fake API server as the audit command reads it: discovery of every served group (custom
 // resources added and removed), paged lists of many objects cluster-wide and per namespace in
-// etcd's order, label and field selectors, expired continue tokens, watches of one namespace,
-// and the real kubectl reading pods, workloads, custom resources and PolicyReports back.
+// etcd's order (remainingItemCount as objects come and go), what it served (/fake/counters),
+// label and field selectors, expired continue tokens, watches of one namespace, and the real
+// kubectl reading pods, workloads, custom resources and PolicyReports back.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -151,6 +152,47 @@ TEST_CASE("fake API server: 2,500 pods page by page in etcd's order, cluster-wid
   CHECK(first.body["apiVersion"] == "v1");
   CHECK(client.send("GET", "/api/v1/pods?limit=5000").body["items"].size() == 1000);
   CHECK(client.send("GET", "/api/v1/pods?limit=ten").status == 400);
+}
+
+TEST_CASE("fake API server: remainingItemCount per namespace as objects come and go; GET /fake/counters",
+          "[cluster][fake]") {
+  FakeApiServer server;
+  // Neighbours on both sides of team-a's keys: team-a-x/ sorts before team-a/, team-a0/ after.
+  for (const char* ns : {"team-a", "team-a-x", "team-a0", "team-b"})
+    for (int i = 0; i < 10; ++i) REQUIRE(server.put("pods", pod(ns, "pod-" + std::to_string(i))));
+  REQUIRE(server.start());
+  Client client(server);
+  const auto remaining = [&](const std::string& path) {
+    const auto answer = client.send("GET", path);
+    REQUIRE(answer.status == 200);
+    return answer.body["metadata"].value("remainingItemCount", -1);
+  };
+  CHECK(remaining("/api/v1/namespaces/team-a/pods?limit=3") == 7);
+  CHECK(remaining("/api/v1/pods?limit=3") == 37);
+  // An object put as text and removed ones count as the store holds them now.
+  REQUIRE(server.put_raw("pods", "team-a", "raw", R"({"metadata":{"name":"raw","namespace":"team-a"}})"));
+  CHECK(remaining("/api/v1/namespaces/team-a/pods?limit=3") == 8);
+  server.remove("pods", "team-a", "pod-0");
+  server.remove("pods", "team-b", "pod-0");
+  CHECK(remaining("/api/v1/namespaces/team-a/pods?limit=3") == 7);
+  CHECK(remaining("/api/v1/pods?limit=3") == 36);
+  const auto whole = client.send("GET", "/api/v1/namespaces/team-a/pods?limit=10");
+  CHECK(whole.body["items"].size() == 10);
+  CHECK_FALSE(whole.body["metadata"].contains("remainingItemCount"));
+  CHECK_FALSE(whole.body["metadata"].contains("continue"));
+
+  // What it served: 6 lists of one page each, 25 items; the counters' own request counts too.
+  const auto counted = client.send("GET", "/fake/counters");
+  REQUIRE(counted.status == 200);
+  CHECK(counted.body["requests"] == 7);
+  CHECK(counted.body["lists"] == 6);
+  CHECK(counted.body["listPages"] == 6);
+  CHECK(counted.body["items"] == 25);
+  CHECK(counted.body["bytes"].get<long long>() > 25 * 50);
+  CHECK(counted.body["unauthorized"] == 0);
+  client.token = "wrong";
+  CHECK(client.send("GET", "/fake/counters").status == 401);
+  CHECK(server.counters.unauthorized == 1);
 }
 
 TEST_CASE("fake API server: workloads and custom resources list like pods", "[cluster][fake]") {

@@ -14,11 +14,14 @@
 #include "serve_child.h"
 #include "webhook/cluster/kube_config.h"
 #include "webhook/server/server_test_support.h"
+#include "webhook/ops/base64.h"
 
 namespace {
 
 using namespace cluster_test;
 namespace certs = gpu_admission::certs;
+using gpu_admission::webhook::base64_decode;
+using gpu_admission::webhook::base64_encode;
 
 constexpr const char* kNs = "gpu-admission";
 constexpr const char* kSecret = "gpu-admission-certs";
@@ -47,7 +50,7 @@ std::vector<std::string> serve_args(const std::string& kubeconfig, const std::ve
 std::string secret_data(const FakeApiServer& api, const char* key) {
   const Json secret = api.stored("secrets", kNs, kSecret);
   if (!secret.is_object() || !secret["data"].contains(key)) return "";
-  return cl::decode_base64(secret["data"][key].get<std::string>()).value_or("");
+  return base64_decode(secret["data"][key].get<std::string>()).value_or("");
 }
 
 std::string served_serial(int port) {
@@ -88,7 +91,7 @@ std::vector<std::string> bundles(const FakeApiServer& api) {
     const Json configuration = api.stored(resource, "", "gpu-admission");  // outlives the loop below
     if (!configuration.is_object()) continue;
     for (const auto& hook : configuration["webhooks"])
-      out.push_back(cl::decode_base64(hook["clientConfig"].value("caBundle", "")).value_or(""));
+      out.push_back(base64_decode(hook["clientConfig"].value("caBundle", "")).value_or(""));
   }
   return out;
 }
@@ -163,15 +166,15 @@ TEST_CASE("serve --certs self-managed: two replicas racing at first start share 
   const Json read = Json::parse(secret.output, nullptr, false);
   REQUIRE(read.is_object());
   CHECK(read["type"] == "kubernetes.io/tls");
-  CHECK(cl::decode_base64(read["data"]["ca.crt"].get<std::string>()).value_or("") == ca);
-  CHECK(certs::certificate_serial_hex(cl::decode_base64(read["data"]["tls.crt"].get<std::string>()).value_or("")) ==
+  CHECK(base64_decode(read["data"]["ca.crt"].get<std::string>()).value_or("") == ca);
+  CHECK(certs::certificate_serial_hex(base64_decode(read["data"]["tls.crt"].get<std::string>()).value_or("")) ==
         serial);
   const KubectlRun vwc =
       kubectl(flags + "get validatingwebhookconfiguration gpu-admission -o jsonpath={.webhooks[*].clientConfig.caBundle}",
               dir.path.string());
   INFO(vwc.output);
   REQUIRE(vwc.status == 0);
-  const std::string encoded = cl::encode_base64(ca);
+  const std::string encoded = base64_encode(ca);
   CHECK(vwc.output == encoded + " " + encoded);
   const KubectlRun listed = kubectl(flags + "get validatingwebhookconfiguration", dir.path.string());
   CHECK(listed.output.find("gpu-admission") != std::string::npos);

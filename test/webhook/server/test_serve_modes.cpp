@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "webhook/admission/base64.h"
 #include "webhook/cluster/serve_child.h"
 #include "webhook/io/manifests.h"
 #include "webhook/io/policy_file.h"
 #include "webhook/io/text_file.h"
 #include "webhook/io/yaml_json.h"
+#include "webhook/ops/base64.h"
 #include "webhook/server/server_test_support.h"
 #include "test_paths.h"
 

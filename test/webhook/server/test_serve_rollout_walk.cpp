@@ -18,10 +18,10 @@
 #include <thread>
 #include <tuple>
 
-#include "webhook/admission/base64.h"
 #include "webhook/cluster/serve_child.h"
 #include "webhook/doc_blocks.h"
 #include "webhook/io/yaml_json.h"
+#include "webhook/ops/base64.h"
 #include "webhook/server/server_test_support.h"
 
 namespace {

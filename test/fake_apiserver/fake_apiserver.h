@@ -1,4 +1,4 @@
-// A fake Kubernetes API server for the cluster tests: HTTPS on 127.0.0.1 (a self-signed
+// A fake Kubernetes API server for the tests and the benchmarks' stand-ins: HTTPS on 127.0.0.1 (a self-signed
 // localhost certificate from certs/), a bearer token check (the token can be replaced while it
 // serves: a rotation) or a client certificate it was told to accept, and a table of the resources it
 // serves, each with discovery (/api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION, plain
@@ -17,6 +17,12 @@
 // team-a-x/... comes before team-a/...). Writes are answered as the real server answers them
 // (201, 409 AlreadyExists or Conflict, 404, 413 past 3 MiB, 400 and 422 for bad bodies); PATCH
 // and writes of resources that are not writable are 405.
+//
+// It also stands in for a cluster at scale (the benchmarks' stand-ins, bench/): objects put as
+// JSON text (put_raw) are copied into a page as they are, a page costs its own items whatever
+// the store holds (150,000 pods of 9 KB list at TLS speed), and with `no_delay` responses go out
+// without Nagle's delay, as from the real server (Go's net/http). What it served is counted
+// (`counters`), and GET /fake/counters answers the counts as JSON to an authorized client.
 //
 // Resource names (put(), remove(), stored(), list_pages_of(), remove_resource()): the plural,
 // "pods", "deployments", "pytorchjobs", when one group serves it, or always plural.group:
@@ -164,14 +170,25 @@ class FakeApiServer {
   std::atomic<bool> serve_policy_reports{true};  // false: wgpolicyk8s.io likewise
   std::atomic<bool> serve_open_reports{true};    // false: openreports.io likewise
   size_t max_page = 1000;             // a list's limit is capped at this
+  // Set before start(): responses without Nagle's algorithm, as Go's net/http writes them. A
+  // response's headers and body are two writes, and with Nagle the body waits for the client's
+  // delayed ACK of the headers (40 ms a page). The audit stand-in sets it; the tests keep the timing
+  // their races (two replicas writing the same Secret) were written against.
+  bool no_delay = false;
 
   struct Counters {
     // lists: first pages; list_pages: every page; gets: single-object GETs (pod_gets of pods);
     // creates/updates/deletes: writes that succeeded.
     std::atomic<int> lists{0}, list_pages{0}, watches{0}, gets{0}, unauthorized{0}, pod_gets{0};
     std::atomic<int> creates{0}, updates{0}, deletes{0};
+    // requests: every request, /fake/counters included; items: list items served; bytes:
+    // response bodies (not watch streams); handler_ns: time spent answering (building pages).
+    std::atomic<long long> requests{0}, items{0}, bytes{0}, handler_ns{0};
   };
   Counters counters;
+  // The counters as one JSON object ("lists", "listPages", "items", "bytes", "handlerSeconds",
+  // ...), as GET /fake/counters answers them.
+  std::string counters_json() const;
   // List pages (and lists: first pages) served of one resource, however the URL spelled it.
   int list_pages_of(const std::string& resource) const;
   int lists_of(const std::string& resource) const;
@@ -228,6 +245,10 @@ class FakeApiServer {
   bool remove_locked(const std::string& name, const std::string& key);
   std::string next_uid_locked();
   void record_write(const httplib::Request& req, const httplib::Response& res);
+  // How many keys of store `name` from `from` on start with `prefix`: remainingItemCount, read
+  // from a sorted index of the store's keys (rebuilt after a key is added or removed), so
+  // that a page costs the same whatever the store holds.
+  size_t keys_from_locked(const std::string& name, const std::string& from, const std::string& prefix);
 
   std::unique_ptr<httplib::SSLServer> server_;
   std::thread thread_;
@@ -254,6 +275,7 @@ class FakeApiServer {
   std::set<std::string> forbidden_;     // "verb resource" (a ResourceType::name())
   bool forbidden(const Target& target, const std::string& verb, httplib::Response& res);
   std::vector<Event> events_;
+  std::map<std::string, std::vector<const std::string*>> key_index_;  // name -> objects_[name]'s keys, in order
 };
 
 }  // namespace cluster_test

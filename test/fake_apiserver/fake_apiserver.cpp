@@ -3,7 +3,7 @@
 // single GETs, writes) and the single-object GETs. Discovery and the resource table live in
 // fake_apiserver_discovery.cpp, lists and watches in fake_apiserver_lists.cpp, writes in
 // fake_apiserver_writes.cpp.
-#include "fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver.h"
 
 #include <httplib.h>
 #include <openssl/pem.h>
@@ -18,7 +18,7 @@
 #include <fstream>
 
 #include "certs/certs.h"
-#include "fake_apiserver_internal.h"
+#include "test/fake_apiserver/fake_apiserver_internal.h"
 
 namespace cluster_test {
 namespace fake {
@@ -109,6 +109,7 @@ bool FakeApiServer::start(int port) {
   // Ask every client for a certificate, as the API server does, but take any or none: which
   // ones authenticate is decided per request (authorized()).
   SSL_CTX_set_verify(server_->ssl_context(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
+  server_->set_tcp_nodelay(no_delay);
   route();
   if (port == 0) {
     port_ = server_->bind_to_any_port("127.0.0.1");
@@ -162,11 +163,18 @@ void FakeApiServer::store_locked(const std::string& name, const std::string& key
     stored.object["metadata"]["resourceVersion"] = std::to_string(rv);
   } else {
     const std::string_view prefix = R"({"metadata":{")";
-    if (stored.raw.compare(0, prefix.size(), prefix) == 0)
-      stored.raw.insert(prefix.size() - 1, R"("resourceVersion":")" + std::to_string(rv) + "\",");
+    if (stored.raw.compare(0, prefix.size(), prefix) == 0) {
+      // Made anew at its size: insert() would double a large text's capacity.
+      const std::string field = R"("resourceVersion":")" + std::to_string(rv) + "\",";
+      std::string text;
+      text.reserve(stored.raw.size() + field.size());
+      text.append(stored.raw, 0, prefix.size() - 1).append(field).append(stored.raw, prefix.size() - 1);
+      stored.raw = std::move(text);
+    }
   }
   auto& store = objects_[name];
   const bool existed = store.count(key) > 0;
+  if (!existed) key_index_.erase(name);
   if (announce)
     events_.push_back({rv, name, key, existed ? "MODIFIED" : "ADDED", stored.is_raw ? Json() : stored.object,
                        stored.is_raw ? stored.raw : std::string()});
@@ -228,6 +236,7 @@ bool FakeApiServer::remove_locked(const std::string& name, const std::string& ke
   if (it == store.end()) return false;
   Stored gone = std::move(it->second);
   store.erase(it);
+  key_index_.erase(name);
   if (gone.is_raw) {  // its resourceVersion stays the last put_raw's
     events_.push_back({++rv_, name, key, "DELETED", Json(), std::move(gone.raw)});
   } else {
@@ -302,6 +311,18 @@ std::vector<WriteRequest> FakeApiServer::writes() const {
   return writes_;
 }
 
+std::string FakeApiServer::counters_json() const {
+  return Json{{"requests", counters.requests.load()}, {"lists", counters.lists.load()},
+              {"listPages", counters.list_pages.load()}, {"items", counters.items.load()},
+              {"bytes", counters.bytes.load()},
+              {"handlerSeconds", static_cast<double>(counters.handler_ns.load()) / 1e9},
+              {"watches", counters.watches.load()}, {"gets", counters.gets.load()},
+              {"podGets", counters.pod_gets.load()}, {"creates", counters.creates.load()},
+              {"updates", counters.updates.load()}, {"deletes", counters.deletes.load()},
+              {"unauthorized", counters.unauthorized.load()}}
+      .dump();
+}
+
 void FakeApiServer::record_write(const httplib::Request& req, const httplib::Response& res) {
   std::lock_guard lock(mutex_);
   writes_.push_back({req.method, req.target, req.body, res.status});
@@ -346,20 +367,34 @@ void FakeApiServer::route() {
     else fake::reply(res, res.status, fake::status(res.status, "InternalError", "the request could not be served"));
     return Handled::Handled;
   }));
-  const auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+  // Every request is counted with the bytes and time of its answer.
+  const auto counted = [this](auto answer) {
+    return [this, answer](const httplib::Request& req, httplib::Response& res) {
+      const auto started = std::chrono::steady_clock::now();
+      counters.requests++;
+      answer(req, res);
+      counters.bytes += static_cast<long long>(res.body.size());
+      counters.handler_ns +=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+    };
+  };
+  const auto handler = counted([this](const httplib::Request& req, httplib::Response& res) {
     if (authorized(req, res)) handle(req, res);
     if (req.method != "GET") record_write(req, res);
-  };
+  });
   const std::string everything = R"(/apis?(/.*)?)";
   server_->Get(everything, handler);
   server_->Post(everything, handler);
   server_->Put(everything, handler);
   server_->Patch(everything, handler);
   server_->Delete(everything, handler);
-  server_->Get("/version", [this](const httplib::Request& req, httplib::Response& res) {
+  server_->Get("/version", counted([this](const httplib::Request& req, httplib::Response& res) {
     if (authorized(req, res))
       fake::reply(res, 200, {{"major", "1"}, {"minor", "32"}, {"gitVersion", "v1.32.0"}, {"platform", "linux/amd64"}});
-  });
+  }));
+  server_->Get("/fake/counters", counted([this](const httplib::Request& req, httplib::Response& res) {
+    if (authorized(req, res)) res.set_content(counters_json(), "application/json");
+  }));
 }
 
 // Discovery documents, or a resource's collection or object by method: GET lists, watches

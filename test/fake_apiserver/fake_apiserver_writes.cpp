@@ -7,8 +7,8 @@
 
 #include <cctype>
 
-#include "fake_apiserver.h"
-#include "fake_apiserver_internal.h"
+#include "test/fake_apiserver/fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver_internal.h"
 
 namespace cluster_test {
 namespace {

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver.h"
 
 namespace cluster_test {
 namespace {

@@ -2,30 +2,17 @@
 // fake_apiserver.h): what `serve --certs self-managed` writes. Both are writable with the real
 // server's checks that matter to it: a kubernetes.io/tls Secret needs tls.crt and tls.key, data
 // values and caBundles are base64 (the API server decodes them as bytes), webhooks have names.
-#include <cctype>
 
-#include "fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver.h"
+#include "webhook/ops/base64.h"
 
 namespace cluster_test {
 namespace {
 
 using Problems = std::vector<std::string>;
 
-bool is_base64(const std::string& text) {
-  if (text.size() % 4 != 0) return false;
-  size_t padding = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '=') {
-      if (i + 2 < text.size()) return false;
-      ++padding;
-      continue;
-    }
-    if (padding > 0) return false;
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/') return false;
-  }
-  return true;
-}
+// As the API server reads a []byte field: Go's base64.StdEncoding.
+bool is_base64(const std::string& text) { return gpu_admission::webhook::base64_decode_strict(text).has_value(); }
 
 Problems secret_problems(Json& secret) {
   Problems problems;

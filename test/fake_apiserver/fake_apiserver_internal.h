@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver.h"
 
 namespace cluster_test::fake {
 
@@ -24,6 +24,13 @@ inline Json status(int code, const std::string& reason, const std::string& messa
 inline void reply(httplib::Response& res, int code, const Json& body) {
   res.status = code;
   res.set_content(body.dump(), "application/json");
+}
+
+// A JSON text as the body, moved in (httplib's set_content copies).
+inline void reply_text(httplib::Response& res, int code, std::string text) {
+  res.status = code;
+  res.body = std::move(text);
+  res.set_header("Content-Type", "application/json");
 }
 
 // The details of a Status about one object: its name, group and plural (the real server's "kind").

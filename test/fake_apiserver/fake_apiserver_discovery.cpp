@@ -10,8 +10,8 @@
 #include <optional>
 #include <tuple>
 
-#include "fake_apiserver.h"
-#include "fake_apiserver_internal.h"
+#include "test/fake_apiserver/fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver_internal.h"
 
 namespace cluster_test {
 namespace {
@@ -62,6 +62,14 @@ std::tuple<int, int, int> version_rank(std::string_view version) {
 
 Json group_version_entry(const std::string& group, const std::string& version) {
   return {{"groupVersion", group + "/" + version}, {"version", version}};
+}
+
+// Whether `name` is type.name() ("pods", "deployments.apps"), without making that string: every
+// put() asks, and a stand-in puts hundreds of thousands of objects.
+bool named(const ResourceType& type, std::string_view name) {
+  if (type.group.empty()) return name == type.resource;
+  return name.size() == type.resource.size() + 1 + type.group.size() && name.starts_with(type.resource) &&
+         name[type.resource.size()] == '.' && name.ends_with(type.group);
 }
 
 Json resource_entry(const ResourceType& type) {
@@ -120,6 +128,7 @@ bool FakeApiServer::remove_resource(const std::string& resource) {
   if (name.empty()) return false;
   std::erase_if(resources_, [&](const ResourceType& type) { return type.name() == name; });
   objects_.erase(name);
+  key_index_.erase(name);
   return true;
 }
 
@@ -131,7 +140,7 @@ std::vector<ResourceType> FakeApiServer::resources() const {
 std::string FakeApiServer::resolve_locked(const std::string& resource, std::string& error) const {
   std::set<std::string> names;
   for (const ResourceType& type : resources_) {
-    if (type.name() == resource) return resource;
+    if (named(type, resource)) return resource;
     if (type.resource == resource) names.insert(type.name());
   }
   if (names.size() == 1) return *names.begin();

@@ -1,15 +1,18 @@
 // The fake API server's lists and watches (see fake_apiserver.h): pages of a collection in
 // namespace/name order (limit, continue tokens that expire_continue_tokens() makes answer 410
-// Gone), label and field selectors, and chunked watch streams with bookmarks.
+// Gone; remainingItemCount from a sorted index of the keys), label and field selectors, and
+// chunked watch streams with bookmarks.
 #include <httplib.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
 #include <optional>
+#include <vector>
 
-#include "fake_apiserver.h"
-#include "fake_apiserver_internal.h"
+#include "test/fake_apiserver/fake_apiserver.h"
+#include "test/fake_apiserver/fake_apiserver_internal.h"
 
 namespace cluster_test {
 namespace {
@@ -244,37 +247,60 @@ void FakeApiServer::list(const Target& target, const httplib::Request& req, http
   auto it = after.empty() ? store.lower_bound(prefix) : store.upper_bound(after);
   const auto in_range = [&](auto at) { return at != store.end() && at->first.compare(0, prefix.size(), prefix) == 0; };
   const bool filtered = !labels.empty() || !fields.empty();
-  std::string items, last_key;
-  size_t count = 0;
-  for (; in_range(it) && count < limit; ++it) {
+  std::vector<const Stored*> page;
+  std::string last_key;
+  size_t raw_bytes = 0;
+  for (; in_range(it) && page.size() < limit; ++it) {
     const Stored& stored = it->second;
     if (filtered && (stored.is_raw || !selected(stored.object, labels, fields))) continue;
-    if (count++ > 0) items += ',';
+    page.push_back(&stored);
+    raw_bytes += stored.raw.size() + 1;
     last_key = it->first;
-    if (stored.is_raw) {
-      items += stored.raw;
+  }
+  Json metadata = {{"resourceVersion", std::to_string(rv_)}};
+  if (in_range(it)) {
+    metadata["continue"] = continue_token(continue_epoch_, last_key);
+    if (!filtered) metadata["remainingItemCount"] = keys_from_locked(target.name, it->first, prefix);
+  }
+  // The list's text made once at its size: a page of a large store is megabytes.
+  std::string text = R"({"kind":)" + Json(target.type.kind + "List").dump() + R"(,"apiVersion":)" +
+                     Json(target.type.group_version()).dump() + R"(,"metadata":)" + metadata.dump() + R"(,"items":[)";
+  text.reserve(text.size() + raw_bytes + 2);
+  for (const Stored* stored : page) {
+    if (stored != page.front()) text += ',';
+    if (stored->is_raw) {
+      text += stored->raw;
       continue;
     }
-    Json item = stored.object;
+    Json item = stored->object;
     item.erase("apiVersion");
     item.erase("kind");
-    items += item.dump();
+    text += item.dump();
   }
-  Json body = {{"kind", target.type.kind + "List"},
-               {"apiVersion", target.type.group_version()},
-               {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
-               {"items", Json::array()}};
-  if (in_range(it)) {
-    body["metadata"]["continue"] = continue_token(continue_epoch_, last_key);
-    size_t remaining = 0;
-    for (auto rest = it; in_range(rest); ++rest) ++remaining;
-    if (!filtered) body["metadata"]["remainingItemCount"] = remaining;
-  }
+  text += "]}";
   lock.unlock();
-  std::string text = body.dump();
-  const std::string empty_items = R"("items":[])";
-  text.insert(text.find(empty_items) + empty_items.size() - 1, items);
-  res.set_content(text, "application/json");
+  counters.items += static_cast<long long>(page.size());
+  fake::reply_text(res, 200, std::move(text));
+}
+
+size_t FakeApiServer::keys_from_locked(const std::string& name, const std::string& from, const std::string& prefix) {
+  auto& keys = key_index_[name];
+  const auto& store = objects_[name];
+  if (keys.size() != store.size()) {
+    keys.clear();
+    keys.reserve(store.size());
+    for (const auto& [key, stored] : store) keys.push_back(&key);
+  }
+  const auto less = [](const std::string* key, const std::string& value) { return *key < value; };
+  const auto first = std::lower_bound(keys.begin(), keys.end(), from, less);
+  // The keys starting with `prefix` end before prefix's last byte plus one ("team-a/" -> "team-a0").
+  auto end = keys.end();
+  if (!prefix.empty()) {
+    std::string past = prefix;
+    past.back() = static_cast<char>(past.back() + 1);
+    end = std::lower_bound(first, keys.end(), past, less);
+  }
+  return static_cast<size_t>(end - first);
 }
 
 // A chunked stream of the events after the requested resourceVersion, one JSON line each (the
