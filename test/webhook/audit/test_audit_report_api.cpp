@@ -146,7 +146,7 @@ TEST_CASE("audit report api: kubectl reads the OpenReports Reports back", "[audi
   const std::string out_file = cluster.dir.file("kubectl.out");
   const std::string kubectl = "kubectl --kubeconfig " + cluster.kubeconfig;
   // By plural with group, and by short name (reps).
-  for (const std::string& what : {"reports.openreports.io -A", "reps -A"}) {
+  for (const std::string what : {"reports.openreports.io -A", "reps -A"}) {
     INFO(what);
     REQUIRE(std::system((kubectl + " get " + what + " > " + out_file + " 2>&1").c_str()) == 0);
     const std::string table = cli_test::slurp(out_file);
