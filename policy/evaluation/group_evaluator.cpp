@@ -48,15 +48,7 @@ void evaluate_pod_group(const CompiledPolicy& policy, const PodGroupView& group,
   const NamedPools no_named_pools;
   const RuleContext ctx{policy, member, ns, tenant, pool, true, nullptr, no_named_pools, gpu, no_problems,
                         tenant_unknown};
-  const auto& rules = rule_entries();
-  for (size_t i = 0; i < kRuleCount; ++i) {
-    if (!rules[i]->group) continue;
-    const RuleId id = static_cast<RuleId>(i);
-    const Action action = policy.action(id, tenant);
-    if (action == Action::Off) continue;
-    RuleOutput output(id, action, out.findings);
-    rules[i]->group(ctx, output);
-  }
+  run_rule_checks(policy, tenant, &RuleEntry::group, ctx, out.findings);
   out.allowed = !out.has(Action::Deny);
   apply_exceptions(policy, {ns, tenant, options.username, nullptr, options.now}, out);
 }
