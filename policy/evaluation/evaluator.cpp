@@ -65,15 +65,22 @@ bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions
   return true;
 }
 
+const Tenant* tenant_of(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out) {
+  bool tenant_unknown = false;
+  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels, &tenant_unknown);
+  out.tenant = tenant;
+  out.tenant_unknown = tenant_unknown;
+  out.mode = policy.mode_for(tenant);
+  return tenant;
+}
+
 void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& options, Decision& out) {
   out.clear();
   std::string_view ns = options.namespace_name.empty() ? pod.namespace_name : options.namespace_name;
   if (exempt(policy, ns, options, out)) return;
 
-  bool tenant_unknown = false;
-  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels, &tenant_unknown);
-  out.tenant_unknown = tenant_unknown;
-  out.mode = policy.mode_for(tenant);
+  const Tenant* tenant = tenant_of(policy, ns, options, out);
+  const bool tenant_unknown = out.tenant_unknown;
   // Observing: /mutate withheld its changes on purpose, so the pod is judged as it would have left it.
   const bool mutate = options.mutate || policy.mutations_withheld(tenant);
   PoolResolution pools = resolve_pools(policy, pod);
@@ -86,7 +93,6 @@ void evaluate(const CompiledPolicy& policy, PodView& pod, const EvalOptions& opt
   // The pod's PodGroup, looked up once: its claims are the pod's too.
   const PodGroupView* group =
       !pod.pod_group.empty() && options.groups ? options.groups->find_group(ns, pod.pod_group) : nullptr;
-  out.tenant = tenant;
   // Whether it is a GPU pod, and which containers use GPU claims, does not depend on the pool;
   // /validate needs it only for a pod its tenant's default pool may apply to.
   const bool default_pool_may_apply = !pools.pinned && tenant && tenant->default_pool >= 0;

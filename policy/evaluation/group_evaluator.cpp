@@ -23,11 +23,8 @@ void evaluate_pod_group(const CompiledPolicy& policy, const PodGroupView& group,
   out.clear();
   std::string_view ns = options.namespace_name.empty() ? group.namespace_name : options.namespace_name;
   if (exempt(policy, ns, options, out)) return;
-  bool tenant_unknown = false;
-  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels, &tenant_unknown);
-  out.tenant = tenant;
-  out.tenant_unknown = tenant_unknown;
-  out.mode = policy.mode_for(tenant);
+  const Tenant* tenant = tenant_of(policy, ns, options, out);
+  const bool tenant_unknown = out.tenant_unknown;
   const Pool* pool = tenant && tenant->default_pool >= 0 ? &policy.pools()[tenant->default_pool] : nullptr;
   out.pool = pool;
 

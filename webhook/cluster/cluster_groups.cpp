@@ -47,9 +47,8 @@ bool serves_resource(std::string_view resource_list_json, std::string_view resou
 // answer; a 404 of the group (GenericWorkload off, or before 1.36) means none.
 void ClusterState::Impl::discover_groups() {
   constexpr std::string_view kGroupPath = "/apis/scheduling.k8s.io";
-  auto backoff = options.informer.initial_backoff;
-  while (true) {
-    HttpResult result = client.get(std::string(kGroupPath), options.discovery_timeout, 1u << 20);
+  until_answered(kGroupPath, [&](HttpResult& result) {
+    result = client.get(std::string(kGroupPath), options.discovery_timeout, 1u << 20);
     bool answered = result.ok() || result.status == 404;
     std::string found;
     if (result.ok()) {
@@ -66,25 +65,19 @@ void ClusterState::Impl::discover_groups() {
         }
       }
     }
-    if (answered) {
-      groups_version = found;
-      if (logger != nullptr) {
-        if (found.empty())
-          logger->info("the API server serves no PodGroups (scheduling.k8s.io v1beta1, v1alpha3 or v1alpha2): pods "
-                       "that name a scheduling group are judged with their group unresolved");
-        else
-          logger->info("cluster state: PodGroups in scheduling.k8s.io/" + found);
-      }
-      if (!found.empty()) start_group_informer();
-      groups_discovered.store(true, std::memory_order_release);
-      return;
+    if (!answered) return false;
+    groups_version = found;
+    if (logger != nullptr) {
+      if (found.empty())
+        logger->info("the API server serves no PodGroups (scheduling.k8s.io v1beta1, v1alpha3 or v1alpha2): pods "
+                     "that name a scheduling group are judged with their group unresolved");
+      else
+        logger->info("cluster state: PodGroups in scheduling.k8s.io/" + found);
     }
-    if (logger != nullptr)
-      logger->warn("cluster discovery failed; retrying",
-                   {{"endpoint", client.url(std::string(kGroupPath))}, {"error", result.describe()}});
-    if (!wait(backoff)) return;
-    backoff = std::min(backoff * 2, options.informer.max_backoff);
-  }
+    if (!found.empty()) start_group_informer();
+    groups_discovered.store(true, std::memory_order_release);
+    return true;
+  });
 }
 
 void ClusterState::Impl::start_group_informer() {

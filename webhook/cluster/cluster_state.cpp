@@ -62,29 +62,36 @@ std::string pick_claims_version(std::string_view api_group_json) {
   return "";
 }
 
-void ClusterState::Impl::discover() {
+void ClusterState::Impl::until_answered(std::string_view path, const std::function<bool(HttpResult&)>& attempt) {
   auto backoff = options.informer.initial_backoff;
   while (true) {
-    const HttpResult result = client.get("/apis/resource.k8s.io", options.discovery_timeout, 1u << 20);
-    if (result.ok() || result.status == 404) {
-      version = result.ok() ? pick_claims_version(result.body) : "";
-      if (logger != nullptr) {
-        if (version.empty())
-          logger->warn("the API server serves no resource.k8s.io v1, v1beta2 or v1beta1: no DRA claims to cache; "
-                       "pods that refer to claims are judged with their claims unresolved");
-        else
-          logger->info("cluster state: DRA claims in resource.k8s.io/" + version);
-      }
-      if (!version.empty()) start_claim_informers();
-      discovered.store(true, std::memory_order_release);
-      return;
-    }
+    HttpResult result;
+    if (attempt(result)) return;
     if (logger != nullptr)
       logger->warn("cluster discovery failed; retrying",
-                   {{"endpoint", client.url("/apis/resource.k8s.io")}, {"error", result.describe()}});
+                   {{"endpoint", client.url(std::string(path))}, {"error", result.describe()}});
     if (!wait(backoff)) return;
     backoff = std::min(backoff * 2, options.informer.max_backoff);
   }
+}
+
+void ClusterState::Impl::discover() {
+  constexpr std::string_view kGroupPath = "/apis/resource.k8s.io";
+  until_answered(kGroupPath, [&](HttpResult& result) {
+    result = client.get(std::string(kGroupPath), options.discovery_timeout, 1u << 20);
+    if (!result.ok() && result.status != 404) return false;
+    version = result.ok() ? pick_claims_version(result.body) : "";
+    if (logger != nullptr) {
+      if (version.empty())
+        logger->warn("the API server serves no resource.k8s.io v1, v1beta2 or v1beta1: no DRA claims to cache; "
+                     "pods that refer to claims are judged with their claims unresolved");
+      else
+        logger->info("cluster state: DRA claims in resource.k8s.io/" + version);
+    }
+    if (!version.empty()) start_claim_informers();
+    discovered.store(true, std::memory_order_release);
+    return true;
+  });
 }
 
 void ClusterState::Impl::start_claim_informers() {

@@ -156,6 +156,10 @@ struct ClusterState::Impl {
     wake.wait_for(lock, duration, [&] { return stopping; });
     return !stopping;
   }
+  // Calls `attempt` until it returns true (the API server answered), logging each failure with
+  // `path` and the reply it left in its argument, and backing off in between; returns early when
+  // stopping.
+  void until_answered(std::string_view path, const std::function<bool(HttpResult&)>& attempt);
   void discover();
   void discover_groups();
   void start_group_informer();
