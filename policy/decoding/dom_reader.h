@@ -102,4 +102,28 @@ class Reader {
   std::string_view prefix_;
 };
 
+// The start of decoding an object of an API kind (claims, claim templates, PodGroups): it must be a
+// JSON object (without duplicate keys, when `check_duplicates`) with a string apiVersion, which goes
+// to `api_version`. A list item, whose apiVersion is its list's, may leave it out and take
+// `assumed_api_version`; null or another type is still an error. Whether the version is served is
+// the caller's to say.
+inline std::optional<DecodeError> open_api_object(element object_el, bool check_duplicates,
+                                                  std::string_view assumed_api_version, object& obj,
+                                                  std::string_view& api_version) {
+  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
+  if (check_duplicates)
+    if (auto err = find_duplicate_keys(object_el)) return err;
+  obj = object_el.get_object().value_unsafe();
+  element e;
+  const bool has_version = obj.at_key("apiVersion").get(e) == simdjson::SUCCESS;
+  if (!has_version && !assumed_api_version.empty()) {
+    api_version = assumed_api_version;
+  } else if (!has_version || e.type() != element_type::STRING) {
+    return DecodeError{"apiVersion", "missing or not a string"};
+  } else {
+    api_version = e.get_string().value_unsafe();
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpu_admission::policy::dom

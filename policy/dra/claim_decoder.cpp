@@ -257,19 +257,9 @@ std::optional<DecodeError> decode_claim_as(element object_el, ClaimKind kind, Cl
                                            std::string_view assumed_api_version) {
   out.clear();
   out.kind = kind;
-  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
-  if (check_duplicates)
-    if (auto err = find_duplicate_keys(object_el)) return err;
-  object obj = object_el.get_object().value_unsafe();
-  element e;
-  const bool has_version = obj.at_key("apiVersion").get(e) == simdjson::SUCCESS;
-  if (!has_version && !assumed_api_version.empty()) {
-    out.api_version = assumed_api_version;  // absent (a list item); null or another type is an error
-  } else if (!has_version || e.type() != element_type::STRING) {
-    return DecodeError{"apiVersion", "missing or not a string"};
-  } else {
-    out.api_version = e.get_string().value_unsafe();
-  }
+  object obj;
+  if (auto err = dom::open_api_object(object_el, check_duplicates, assumed_api_version, obj, out.api_version))
+    return err;
   auto shape = shape_of(out.api_version);
   if (!shape)
     return DecodeError{"apiVersion", quoted(out.api_version) +

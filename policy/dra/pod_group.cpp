@@ -104,19 +104,9 @@ std::string_view pick_pod_group_version(const std::vector<std::string_view>& ser
 std::optional<DecodeError> decode_pod_group(element object_el, PodGroupView& out, bool check_duplicates,
                                             std::string_view assumed_api_version) {
   out.clear();
-  if (object_el.type() != element_type::OBJECT) return DecodeError{"", "the object must be a JSON object"};
-  if (check_duplicates)
-    if (auto err = find_duplicate_keys(object_el)) return err;
-  object obj = object_el.get_object().value_unsafe();
-  element e;
-  const bool has_version = obj.at_key("apiVersion").get(e) == simdjson::SUCCESS;
-  if (!has_version && !assumed_api_version.empty()) {
-    out.api_version = assumed_api_version;
-  } else if (!has_version || e.type() != element_type::STRING) {
-    return DecodeError{"apiVersion", "missing or not a string"};
-  } else {
-    out.api_version = e.get_string().value_unsafe();
-  }
+  object obj;
+  if (auto err = dom::open_api_object(object_el, check_duplicates, assumed_api_version, obj, out.api_version))
+    return err;
   if (!pod_group_api_version_supported(out.api_version))
     return DecodeError{"apiVersion", quoted(out.api_version) +
                                          " does not serve PodGroups (scheduling.k8s.io/v1beta1, v1alpha3 or v1alpha2)"};

@@ -28,15 +28,7 @@ void evaluate_claim(const CompiledPolicy& policy, const ClaimView& claim, const 
   out.gpu_slices = gpus.slices;
   out.slices_per_gpu = counting.slices_per_gpu;
   const ClaimContext ctx{policy, claim, gpus, tenant, counting.slices_per_gpu};
-  const auto& rules = rule_entries();
-  for (size_t i = 0; i < kRuleCount; ++i) {
-    if (!rules[i]->claim) continue;
-    const RuleId id = static_cast<RuleId>(i);
-    const Action action = policy.action(id, tenant);
-    if (action == Action::Off) continue;
-    RuleOutput output(id, action, out.findings);
-    rules[i]->claim(ctx, output);
-  }
+  run_rule_checks(policy, tenant, &RuleEntry::claim, ctx, out.findings);
   out.allowed = !out.has(Action::Deny);
   apply_exceptions(policy, {ns, tenant, options.username, nullptr, options.now}, out);
 }

@@ -103,6 +103,10 @@ inline Decision evaluate(const CompiledPolicy& policy, PodView& pod, const EvalO
 // Namespace and username exemptions: true (and `out` marked exempt) when no rule applies.
 bool exempt(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out);
 
+// The tenant of namespace `ns` (nullptr: none), recorded in `out` with whether the namespace's
+// labels could not be read (tenant_unknown) and the tenant's enforcement mode.
+const Tenant* tenant_of(const CompiledPolicy& policy, std::string_view ns, const EvalOptions& options, Decision& out);
+
 // Judges a ResourceClaim or ResourceClaimTemplate on its own admission: gpu-cap when it
 // alone exceeds its namespace's tenant's cap or asks for allocationMode All, gpu-device-access for
 // adminAccess. Findings name spec.devices.requests[i] (spec.spec.devices... for a template).

@@ -23,11 +23,8 @@ void evaluate_pod_group(const CompiledPolicy& policy, const PodGroupView& group,
   out.clear();
   std::string_view ns = options.namespace_name.empty() ? group.namespace_name : options.namespace_name;
   if (exempt(policy, ns, options, out)) return;
-  bool tenant_unknown = false;
-  const Tenant* tenant = policy.tenant_for_namespace(ns, options.namespace_labels, &tenant_unknown);
-  out.tenant = tenant;
-  out.tenant_unknown = tenant_unknown;
-  out.mode = policy.mode_for(tenant);
+  const Tenant* tenant = tenant_of(policy, ns, options, out);
+  const bool tenant_unknown = out.tenant_unknown;
   const Pool* pool = tenant && tenant->default_pool >= 0 ? &policy.pools()[tenant->default_pool] : nullptr;
   out.pool = pool;
 
@@ -48,15 +45,7 @@ void evaluate_pod_group(const CompiledPolicy& policy, const PodGroupView& group,
   const NamedPools no_named_pools;
   const RuleContext ctx{policy, member, ns, tenant, pool, true, nullptr, no_named_pools, gpu, no_problems,
                         tenant_unknown};
-  const auto& rules = rule_entries();
-  for (size_t i = 0; i < kRuleCount; ++i) {
-    if (!rules[i]->group) continue;
-    const RuleId id = static_cast<RuleId>(i);
-    const Action action = policy.action(id, tenant);
-    if (action == Action::Off) continue;
-    RuleOutput output(id, action, out.findings);
-    rules[i]->group(ctx, output);
-  }
+  run_rule_checks(policy, tenant, &RuleEntry::group, ctx, out.findings);
   out.allowed = !out.has(Action::Deny);
   apply_exceptions(policy, {ns, tenant, options.username, nullptr, options.now}, out);
 }

@@ -474,6 +474,18 @@ void shut_down(int signal, const ServeOptions& options, HttpsServer& server, Log
                           {"shutdown_seconds", std::round(seconds * 1000) / 1000}});
 }
 
+// Reloads the policy file and the certificate when they change, through `reloader` once it is set.
+void watch_reloaded_files(FileWatcher& watcher, const ServeOptions& options, Reloader* const& reloader) {
+  if (!options.policy_path.empty())
+    watcher.watch({options.policy_path}, [&reloader] {
+      if (reloader) reloader->reload_policy("file change");
+    });
+  if (!options.cert_path.empty())
+    watcher.watch({options.cert_path, options.key_path}, [&reloader] {
+      if (reloader) reloader->reload_certificate("file change");
+    });
+}
+
 }  // namespace
 
 int run_serve(const Args& args) {
@@ -495,14 +507,7 @@ int run_serve(const Args& args) {
   // Watches are registered before the files are read, so a change in between is not missed.
   FileWatcher watcher(std::chrono::seconds(1));
   Reloader* reloader_for_watcher = nullptr;  // set once the server exists
-  if (!options.policy_path.empty())
-    watcher.watch({options.policy_path}, [&] {
-      if (reloader_for_watcher) reloader_for_watcher->reload_policy("file change");
-    });
-  if (!options.cert_path.empty())
-    watcher.watch({options.cert_path, options.key_path}, [&] {
-      if (reloader_for_watcher) reloader_for_watcher->reload_certificate("file change");
-    });
+  watch_reloaded_files(watcher, options, reloader_for_watcher);
 
   const PolicyLoad initial_policy = load_initial_policy(options, logger);
   if (!initial_policy.ok()) return 2;

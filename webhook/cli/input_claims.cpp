@@ -1,46 +1,25 @@
 #include "webhook/cli/input_claims.h"
 
-#include <simdjson.h>
-
 #include "policy/dra/claim_decoder.h"
-#include "webhook/cluster/watch_decoder.h"
-#include "webhook/io/yaml_json.h"
 
 namespace gpu_admission::webhook {
-
-struct InputClaims::Entry {
-  std::string text;
-  simdjson::dom::parser parser;
-  policy::ClaimView view;
-  std::string namespace_name;
-};
 
 InputClaims::InputClaims() = default;
 InputClaims::~InputClaims() = default;
 
 bool InputClaims::add(const Json& object, const std::string& default_namespace) {
-  if (!object.is_object() || !object.contains("kind") || !object["kind"].is_string()) return false;
-  policy::ClaimKind kind;
-  if (!policy::is_claim_kind(object["kind"].get<std::string>(), &kind)) return false;
-  auto api_version = object.find("apiVersion");
-  if (api_version == object.end() || !api_version->is_string() ||
-      !policy::claim_api_version_supported(api_version->get<std::string>()))
-    return false;
-  auto entry = std::make_unique<Entry>();
-  entry->text = to_json_text(object);
-  simdjson::dom::element root;
-  if (cluster::allow_stored_depth(entry->parser) || entry->parser.parse(entry->text).get(root)) return false;
-  if (policy::decode_claim(root, entry->view)) return false;
-  entry->namespace_name = entry->view.namespace_name.empty() ? default_namespace : std::string(entry->view.namespace_name);
-  entries_.push_back(std::move(entry));
-  return true;
+  return objects_.add(
+      object, default_namespace,
+      [](const InputType& type) {
+        policy::ClaimKind kind;
+        return policy::is_claim_kind(type.kind, &kind) && policy::claim_api_version_supported(type.api_version);
+      },
+      [](simdjson::dom::element root, policy::ClaimView& view) { return policy::decode_claim(root, view); });
 }
 
 const policy::ClaimView* InputClaims::find(policy::ClaimKind kind, std::string_view namespace_name,
                                            std::string_view name) const {
-  for (const auto& e : entries_)
-    if (e->view.kind == kind && e->view.name == name && e->namespace_name == namespace_name) return &e->view;
-  return nullptr;
+  return objects_.find(namespace_name, name, [kind](const policy::ClaimView& view) { return view.kind == kind; });
 }
 
 }  // namespace gpu_admission::webhook

@@ -4,12 +4,11 @@
 // into. Objects of API versions Kubernetes 1.34+ does not serve are not added.
 #pragma once
 
-#include <memory>
 #include <string>
-#include <vector>
 
-#include "policy/dra/claim_view.h"
 #include "policy/base/json.h"
+#include "policy/dra/claim_view.h"
+#include "webhook/cli/input_objects.h"
 
 namespace gpu_admission::webhook {
 
@@ -24,11 +23,10 @@ class InputClaims : public policy::ClaimResolver {
 
   const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name,
                                 std::string_view name) const override;
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return objects_.size(); }
 
  private:
-  struct Entry;
-  std::vector<std::unique_ptr<Entry>> entries_;
+  InputObjects<policy::ClaimView> objects_;
 };
 
 }  // namespace gpu_admission::webhook

@@ -5,12 +5,11 @@
 // are not added.
 #pragma once
 
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "policy/base/json.h"
 #include "policy/dra/pod_group.h"
+#include "webhook/cli/input_objects.h"
 
 namespace gpu_admission::webhook {
 
@@ -24,11 +23,10 @@ class InputGroups : public policy::PodGroupResolver {
   bool add(const Json& object, const std::string& default_namespace);
 
   const policy::PodGroupView* find_group(std::string_view namespace_name, std::string_view name) const override;
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return objects_.size(); }
 
  private:
-  struct Entry;
-  std::vector<std::unique_ptr<Entry>> entries_;
+  InputObjects<policy::PodGroupView> objects_;
 };
 
 }  // namespace gpu_admission::webhook

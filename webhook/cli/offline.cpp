@@ -71,15 +71,20 @@ void apply_patch(const Json& object, OfflineResult& r) {
   }
 }
 
+// The note for an object whose apiVersion (or its absence) is not one that is judged.
+std::string unjudged_version(std::string_view api_version, std::string_view why) {
+  return (api_version.empty() ? std::string("no apiVersion") : policy::bounded(api_version)) + std::string(why);
+}
+
 // Why an object of a file is not judged, when it is not: empty when it is.
 std::string skipped_because(const OfflineResult& r, const ReviewTarget& target) {
   policy::ClaimKind claim_kind;
   if (policy::is_claim_kind(r.kind, &claim_kind) && !policy::claim_api_version_supported(r.api_version))
-    return (r.api_version.empty() ? std::string("no apiVersion") : policy::bounded(r.api_version)) +
-           " is not served by Kubernetes 1.34+ (resource.k8s.io/v1, v1beta2 and v1beta1 are judged)";
+    return unjudged_version(r.api_version,
+                            " is not served by Kubernetes 1.34+ (resource.k8s.io/v1, v1beta2 and v1beta1 are judged)");
   if (target.what == ReviewTarget::What::PodGroup && !policy::pod_group_api_version_supported(r.api_version))
-    return (r.api_version.empty() ? std::string("no apiVersion") : policy::bounded(r.api_version)) +
-           " serves no PodGroups (scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 are judged)";
+    return unjudged_version(r.api_version,
+                            " serves no PodGroups (scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 are judged)");
   if (target.what == ReviewTarget::What::ConfigMap) return kConfigMapNote;
   if (target.what != ReviewTarget::What::Other) return "";
   return r.kind.empty() ? "no kind: not a Kubernetes object"

@@ -47,9 +47,8 @@ bool serves_resource(std::string_view resource_list_json, std::string_view resou
 // answer; a 404 of the group (GenericWorkload off, or before 1.36) means none.
 void ClusterState::Impl::discover_groups() {
   constexpr std::string_view kGroupPath = "/apis/scheduling.k8s.io";
-  auto backoff = options.informer.initial_backoff;
-  while (true) {
-    HttpResult result = client.get(std::string(kGroupPath), options.discovery_timeout, 1u << 20);
+  until_answered(kGroupPath, [&](HttpResult& result) {
+    result = client.get(std::string(kGroupPath), options.discovery_timeout, 1u << 20);
     bool answered = result.ok() || result.status == 404;
     std::string found;
     if (result.ok()) {
@@ -66,42 +65,27 @@ void ClusterState::Impl::discover_groups() {
         }
       }
     }
-    if (answered) {
-      groups_version = found;
-      if (logger != nullptr) {
-        if (found.empty())
-          logger->info("the API server serves no PodGroups (scheduling.k8s.io v1beta1, v1alpha3 or v1alpha2): pods "
-                       "that name a scheduling group are judged with their group unresolved");
-        else
-          logger->info("cluster state: PodGroups in scheduling.k8s.io/" + found);
-      }
-      if (!found.empty()) start_group_informer();
-      groups_discovered.store(true, std::memory_order_release);
-      return;
+    if (!answered) return false;
+    groups_version = found;
+    if (logger != nullptr) {
+      if (found.empty())
+        logger->info("the API server serves no PodGroups (scheduling.k8s.io v1beta1, v1alpha3 or v1alpha2): pods "
+                     "that name a scheduling group are judged with their group unresolved");
+      else
+        logger->info("cluster state: PodGroups in scheduling.k8s.io/" + found);
     }
-    if (logger != nullptr)
-      logger->warn("cluster discovery failed; retrying",
-                   {{"endpoint", client.url(std::string(kGroupPath))}, {"error", result.describe()}});
-    if (!wait(backoff)) return;
-    backoff = std::min(backoff * 2, options.informer.max_backoff);
-  }
+    if (!found.empty()) start_group_informer();
+    groups_discovered.store(true, std::memory_order_release);
+    return true;
+  });
 }
 
 void ClusterState::Impl::start_group_informer() {
   const std::string gv = "scheduling.k8s.io/" + groups_version;
-  groups = std::make_unique<PodGroupStore>(
-      true,
-      [gv](simdjson::dom::element o, std::string& problem) {
-        auto entry = make_pod_group_entry(o, gv);
-        if (!entry->ok()) problem = entry->error;
-        return entry;
-      },
-      options.retire_grace);
+  groups = make_decoding_store<PodGroupEntry>(gv, make_pod_group_entry);
   std::lock_guard lock(mutex);
   if (stopping) return;
-  group_informer = std::make_unique<Informer>(std::string(kPodGroups),
-                                              "/apis/" + gv + "/" + std::string(kPodGroups), client, *groups,
-                                              options.informer, metrics, logger);
+  group_informer = make_informer(kPodGroups, "/apis/" + gv + "/" + std::string(kPodGroups), *groups);
   group_informer->start();
 }
 
@@ -112,52 +96,9 @@ const policy::PodGroupView* ClusterState::Impl::find_group(std::string_view name
     if (metrics != nullptr) metrics->count_cluster_lookup(kPodGroups, none ? "absent" : "error");
     return nullptr;
   }
-  if (const PodGroupEntry* entry = groups->index.find(LookupKey(namespace_name, name).view())) {
-    if (metrics != nullptr) metrics->count_cluster_lookup(kPodGroups, "hit");
-    return entry->ok() ? &entry->view : nullptr;
-  }
-  return fetch_group(namespace_name, name, deadline);
-}
-
-// A miss: one GET within the review's deadline; a group that cannot be decoded is kept as such.
-const policy::PodGroupView* ClusterState::Impl::fetch_group(std::string_view namespace_name, std::string_view name,
-                                                            Deadline deadline) {
-  const std::string absent_key = 'g' + key_of(namespace_name, name);
-  if (known_absent(absent_key)) {
-    if (metrics != nullptr) metrics->count_cluster_lookup(kPodGroups, "absent");
-    return nullptr;
-  }
-  const std::string path = "/apis/scheduling.k8s.io/" + groups_version + "/namespaces/" + url_encode(namespace_name) +
-                           "/" + std::string(kPodGroups) + "/" + url_encode(name);
-  const std::optional<HttpResult> got = get_object(kPodGroups, path, deadline);
-  if (!got) return nullptr;
-  const char* outcome = "error";
-  const policy::PodGroupView* found = nullptr;
-  simdjson::dom::parser parser;
-  simdjson::dom::element object;
-  if (got->ok() && allow_stored_depth(parser) == simdjson::SUCCESS &&
-      parser.parse(got->body).get(object) == simdjson::SUCCESS) {
-    auto entry = make_pod_group_entry(object, "scheduling.k8s.io/" + groups_version);
-    if (!entry->ok()) {
-      if (group_informer) group_informer->decode_errors().report(namespace_name, name, entry->error);
-      else if (metrics != nullptr) metrics->count_cluster_decode_error(kPodGroups);
-    }
-    const PodGroupEntry* stored = groups->index.insert_if_absent(key_of(namespace_name, name), std::move(entry));
-    groups->index.publish();
-    outcome = "fetched";
-    found = stored->ok() ? &stored->view : nullptr;
-  } else if (got->status == 404) {
-    outcome = "absent";
-    remember_absent(absent_key);
-  } else if (logger != nullptr) {
-    logger->warn("cluster lookup failed", {{"resource", kPodGroups},
-                                           {"endpoint", client.url(path)},
-                                           {"namespace", namespace_name},
-                                           {"name", name},
-                                           {"error", got->ok() ? "not a JSON object" : got->describe()}});
-  }
-  if (metrics != nullptr) metrics->count_cluster_lookup(kPodGroups, outcome);
-  return found;
+  const Cached<PodGroupEntry> cached{*groups, group_informer.get(), kPodGroups, 'g', "scheduling.k8s.io",
+                                     groups_version};
+  return find_cached(cached, namespace_name, name, deadline, make_pod_group_entry);
 }
 
 const policy::PodGroupView* ClusterState::find_group(std::string_view namespace_name, std::string_view name) const {

@@ -21,12 +21,17 @@ struct NamespaceEntry {
   policy::LabelPairs labels;
 };
 
-struct ClaimEntry {
-  std::string arena;        // the bytes every view in `view` points into; never reallocated
-  policy::ClaimView view;
-  std::string error;        // non-empty: the object could not be decoded (view is empty)
+// A decoded object as cached (a claim, a template, a PodGroup): its view, whose strings point
+// into the entry's own arena, or what could not be decoded.
+template <typename View>
+struct DecodedEntry {
+  std::string arena;  // the bytes every view in `view` points into; never reallocated
+  View view;
+  std::string error;  // non-empty: the object could not be decoded (view is empty)
   bool ok() const { return error.empty(); }
 };
+using ClaimEntry = DecodedEntry<policy::ClaimView>;
+using PodGroupEntry = DecodedEntry<policy::PodGroupView>;
 
 // metadata.labels of a Namespace object. A label whose value is not a string, or labels that are
 // not an object, are left out (the API server never stores either): the entry holds the others,
@@ -43,13 +48,6 @@ std::shared_ptr<const ClaimEntry> make_claim_entry(simdjson::dom::element object
 
 // A copy of `view` whose strings live in the returned entry's arena.
 std::shared_ptr<const ClaimEntry> compact_claim(const policy::ClaimView& view);
-
-struct PodGroupEntry {
-  std::string arena;  // the bytes every view in `view` points into; never reallocated
-  policy::PodGroupView view;
-  std::string error;  // non-empty: the object could not be decoded (view is empty)
-  bool ok() const { return error.empty(); }
-};
 
 // Decodes a PodGroup as make_claim_entry decodes a claim (`api_version` for list items, which
 // carry none): its name, namespace, spec.resourceClaims and status.resourceClaimStatuses.

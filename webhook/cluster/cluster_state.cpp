@@ -1,6 +1,7 @@
 // ClusterState (see cluster_state.h): the stores behind the informers, discovery of the
 // resource.k8s.io version, the publisher thread that makes coalesced changes visible, and the
-// claim resolver with its bounded GET fallback.
+// claim resolver with its bounded GET fallback (cluster_state_impl.h's find_cached, which
+// PodGroups share).
 #include "webhook/cluster/cluster_state.h"
 
 #include <atomic>
@@ -61,48 +62,48 @@ std::string pick_claims_version(std::string_view api_group_json) {
   return "";
 }
 
-void ClusterState::Impl::discover() {
+void ClusterState::Impl::until_answered(std::string_view path, const std::function<bool(HttpResult&)>& attempt) {
   auto backoff = options.informer.initial_backoff;
   while (true) {
-    const HttpResult result = client.get("/apis/resource.k8s.io", options.discovery_timeout, 1u << 20);
-    if (result.ok() || result.status == 404) {
-      version = result.ok() ? pick_claims_version(result.body) : "";
-      if (logger != nullptr) {
-        if (version.empty())
-          logger->warn("the API server serves no resource.k8s.io v1, v1beta2 or v1beta1: no DRA claims to cache; "
-                       "pods that refer to claims are judged with their claims unresolved");
-        else
-          logger->info("cluster state: DRA claims in resource.k8s.io/" + version);
-      }
-      if (!version.empty()) start_claim_informers();
-      discovered.store(true, std::memory_order_release);
-      return;
-    }
+    HttpResult result;
+    if (attempt(result)) return;
     if (logger != nullptr)
       logger->warn("cluster discovery failed; retrying",
-                   {{"endpoint", client.url("/apis/resource.k8s.io")}, {"error", result.describe()}});
+                   {{"endpoint", client.url(std::string(path))}, {"error", result.describe()}});
     if (!wait(backoff)) return;
     backoff = std::min(backoff * 2, options.informer.max_backoff);
   }
 }
 
+void ClusterState::Impl::discover() {
+  constexpr std::string_view kGroupPath = "/apis/resource.k8s.io";
+  until_answered(kGroupPath, [&](HttpResult& result) {
+    result = client.get(std::string(kGroupPath), options.discovery_timeout, 1u << 20);
+    if (!result.ok() && result.status != 404) return false;
+    version = result.ok() ? pick_claims_version(result.body) : "";
+    if (logger != nullptr) {
+      if (version.empty())
+        logger->warn("the API server serves no resource.k8s.io v1, v1beta2 or v1beta1: no DRA claims to cache; "
+                     "pods that refer to claims are judged with their claims unresolved");
+      else
+        logger->info("cluster state: DRA claims in resource.k8s.io/" + version);
+    }
+    if (!version.empty()) start_claim_informers();
+    discovered.store(true, std::memory_order_release);
+    return true;
+  });
+}
+
 void ClusterState::Impl::start_claim_informers() {
-  const std::string gv = group_version();
-  const auto maker = [gv](policy::ClaimKind kind) {
-    return [gv, kind](simdjson::dom::element o, std::string& problem) {
-      auto entry = make_claim_entry(o, kind, gv);
-      if (!entry->ok()) problem = entry->error;
-      return entry;
-    };
+  const auto maker = [](policy::ClaimKind kind) {
+    return [kind](simdjson::dom::element o, const std::string& gv) { return make_claim_entry(o, kind, gv); };
   };
-  claims = std::make_unique<ClaimStore>(true, maker(policy::ClaimKind::Claim), options.retire_grace);
-  templates = std::make_unique<ClaimStore>(true, maker(policy::ClaimKind::Template), options.retire_grace);
+  claims = make_decoding_store<ClaimEntry>(group_version(), maker(policy::ClaimKind::Claim));
+  templates = make_decoding_store<ClaimEntry>(group_version(), maker(policy::ClaimKind::Template));
   std::lock_guard lock(mutex);
   if (stopping) return;
-  claim_informer = std::make_unique<Informer>(std::string(kClaims), collection(kClaims), client, *claims,
-                                              options.informer, metrics, logger);
-  template_informer = std::make_unique<Informer>(std::string(kTemplates), collection(kTemplates), client,
-                                                 *templates, options.informer, metrics, logger);
+  claim_informer = make_informer(kClaims, collection(kClaims), *claims);
+  template_informer = make_informer(kTemplates, collection(kTemplates), *templates);
   claim_informer->start();
   template_informer->start();
 }
@@ -159,55 +160,6 @@ std::optional<HttpResult> ClusterState::Impl::get_object(std::string_view resour
   return result;
 }
 
-const policy::ClaimView* ClusterState::Impl::fetch(policy::ClaimKind kind, std::string_view namespace_name,
-                                                   std::string_view name, Deadline deadline) {
-  const std::string_view resource = kind == policy::ClaimKind::Claim ? kClaims : kTemplates;
-  const char kind_tag = kind == policy::ClaimKind::Claim ? 'c' : 't';
-  const std::string absent_key = kind_tag + key_of(namespace_name, name);
-  if (known_absent(absent_key)) {
-    if (metrics != nullptr) metrics->count_cluster_lookup(resource, "absent");
-    return nullptr;
-  }
-  const std::string path = "/apis/resource.k8s.io/" + version + "/namespaces/" + url_encode(namespace_name) + "/" +
-                           std::string(resource) + "/" + url_encode(name);
-  const std::optional<HttpResult> got = get_object(resource, path, deadline);
-  if (!got) return nullptr;
-  const HttpResult& result = *got;
-  const char* outcome = "error";
-  const policy::ClaimView* found = nullptr;
-  if (result.ok()) {
-    simdjson::dom::parser parser;
-    simdjson::dom::element object;
-    if (allow_stored_depth(parser) == simdjson::SUCCESS && parser.parse(result.body).get(object) == simdjson::SUCCESS) {
-      const std::string gv = group_version();
-      auto entry = make_claim_entry(object, kind, gv);
-      if (!entry->ok()) {
-        // Kept as such (answers "not found" without another GET until the watch replaces it).
-        if (Informer* informer = kind == policy::ClaimKind::Claim ? claim_informer.get() : template_informer.get())
-          informer->decode_errors().report(namespace_name, name, entry->error);
-        else if (metrics != nullptr)
-          metrics->count_cluster_decode_error(resource);
-      }
-      ClaimStore& store = kind == policy::ClaimKind::Claim ? *claims : *templates;
-      const ClaimEntry* stored = store.index.insert_if_absent(key_of(namespace_name, name), std::move(entry));
-      store.index.publish();  // visible to the next lookup at once (a pod's siblings come together)
-      outcome = "fetched";
-      found = stored->ok() ? &stored->view : nullptr;
-    }
-  } else if (result.status == 404) {
-    outcome = "absent";
-    remember_absent(absent_key);
-  } else if (logger != nullptr) {
-    logger->warn("cluster lookup failed", {{"resource", resource},
-                                           {"endpoint", client.url(path)},
-                                           {"namespace", namespace_name},
-                                           {"name", name},
-                                           {"error", result.describe()}});
-  }
-  if (metrics != nullptr) metrics->count_cluster_lookup(resource, outcome);
-  return found;
-}
-
 ClusterState::ClusterState(KubeConfig config, ClusterOptions options, Metrics* metrics, Logger* logger)
     : impl_(std::make_unique<Impl>(std::move(config), options, metrics, logger)) {}
 
@@ -221,8 +173,7 @@ bool ClusterState::start(std::string& error) {
                     "NOT verified and anyone on the network path can feed this webhook false cluster state",
                     {{"source", s.client.config().source}});
   if (s.metrics != nullptr) s.metrics->precreate_cluster_series();
-  s.namespace_informer = std::make_unique<Informer>(std::string(kNamespaces), "/api/v1/namespaces", s.client,
-                                                    s.namespaces, s.options.informer, s.metrics, s.logger);
+  s.namespace_informer = s.make_informer(kNamespaces, "/api/v1/namespaces", s.namespaces);
   s.namespace_informer->start();
   s.bootstrap = std::thread([&s] {
     s.discover();
@@ -267,12 +218,16 @@ const policy::ClaimView* ClusterState::Impl::find(policy::ClaimKind kind, std::s
     if (metrics != nullptr) metrics->count_cluster_lookup(resource, version.empty() ? "absent" : "error");
     return nullptr;
   }
-  const ClaimStore& store = kind == policy::ClaimKind::Claim ? *claims : *templates;
-  if (const ClaimEntry* entry = store.index.find(LookupKey(namespace_name, name).view())) {
-    if (metrics != nullptr) metrics->count_cluster_lookup(resource, "hit");
-    return entry->ok() ? &entry->view : nullptr;
-  }
-  return fetch(kind, namespace_name, name, deadline);
+  const bool claim = kind == policy::ClaimKind::Claim;
+  const Cached<ClaimEntry> cached{claim ? *claims : *templates,
+                                  claim ? claim_informer.get() : template_informer.get(),
+                                  resource,
+                                  claim ? 'c' : 't',
+                                  "resource.k8s.io",
+                                  version};
+  return find_cached(cached, namespace_name, name, deadline, [kind](simdjson::dom::element o, const std::string& gv) {
+    return make_claim_entry(o, kind, gv);
+  });
 }
 
 // A namespace missing from the cache (created a moment before its pod) is fetched once; only

@@ -156,6 +156,10 @@ struct ClusterState::Impl {
     wake.wait_for(lock, duration, [&] { return stopping; });
     return !stopping;
   }
+  // Calls `attempt` until it returns true (the API server answered), logging each failure with
+  // `path` and the reply it left in its argument, and backing off in between; returns early when
+  // stopping.
+  void until_answered(std::string_view path, const std::function<bool(HttpResult&)>& attempt);
   void discover();
   void discover_groups();
   void start_group_informer();
@@ -166,10 +170,7 @@ struct ClusterState::Impl {
   using Deadline = std::chrono::steady_clock::time_point;
   const policy::ClaimView* find(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name,
                                 Deadline deadline);
-  const policy::ClaimView* fetch(policy::ClaimKind kind, std::string_view namespace_name, std::string_view name,
-                                 Deadline deadline);
   const policy::PodGroupView* find_group(std::string_view namespace_name, std::string_view name, Deadline deadline);
-  const policy::PodGroupView* fetch_group(std::string_view namespace_name, std::string_view name, Deadline deadline);
   policy::NamespaceLookup labels_of(std::string_view namespace_name, Deadline deadline);
   policy::PodSource::Outcome pod_json(std::string_view namespace_name, std::string_view name, std::string& out,
                                       Deadline deadline);
@@ -177,6 +178,97 @@ struct ClusterState::Impl {
   // names it in the lookup metrics (counted there when it cannot be sent).
   std::optional<HttpResult> get_object(std::string_view resource, const std::string& path, Deadline deadline);
   Deadline review_deadline() const { return std::chrono::steady_clock::now() + options.lookup_timeout; }
+
+  // The informer of `resource`, listing and watching `path` into `store` (not started).
+  std::unique_ptr<Informer> make_informer(std::string_view resource, std::string path, InformerStore& store) {
+    return std::make_unique<Informer>(std::string(resource), std::move(path), client, store, options.informer, metrics,
+                                      logger);
+  }
+
+  // The store of a namespaced kind that cluster state decodes (claims, claim templates, PodGroups):
+  // `make(object, group_version)` decodes one; what it cannot decode is the informer's problem.
+  template <typename Entry, typename Make>
+  std::unique_ptr<IndexStore<Entry>> make_decoding_store(std::string group_version, Make make) const {
+    return std::make_unique<IndexStore<Entry>>(
+        true,
+        [gv = std::move(group_version), make](simdjson::dom::element o, std::string& problem) {
+          auto entry = make(o, gv);
+          if (!entry->ok()) problem = entry->error;
+          return entry;
+        },
+        options.retire_grace);
+  }
+
+  // Where objects of one such kind are looked up: its store and informer, its resource (in the
+  // metrics and the GET's path), the tag of its keys among those recently absent, and the group
+  // and version it is served in.
+  template <typename Entry>
+  struct Cached {
+    IndexStore<Entry>& store;
+    Informer* informer;
+    std::string_view resource;
+    char absent_tag;
+    std::string_view group;
+    const std::string& version;
+  };
+
+  // The cached object of `namespace_name`/`name` (nullptr for one that could not be decoded); on
+  // a miss, fetch_into.
+  template <typename Entry, typename Make>
+  const decltype(Entry::view)* find_cached(const Cached<Entry>& kind, std::string_view namespace_name,
+                                           std::string_view name, Deadline deadline, Make make) {
+    if (const Entry* entry = kind.store.index.find(LookupKey(namespace_name, name).view())) {
+      if (metrics != nullptr) metrics->count_cluster_lookup(kind.resource, "hit");
+      return entry->ok() ? &entry->view : nullptr;
+    }
+    return fetch_into(kind, namespace_name, name, deadline, make);
+  }
+
+  // A miss: one GET within the review's deadline. What it finds is kept and visible to the next
+  // lookup at once (a pod's siblings come together); an object that cannot be decoded is kept as
+  // such (it answers "not found" without another GET until the watch replaces it); a 404 is
+  // remembered for negative_ttl.
+  template <typename Entry, typename Make>
+  const decltype(Entry::view)* fetch_into(const Cached<Entry>& kind, std::string_view namespace_name,
+                                          std::string_view name, Deadline deadline, Make make) {
+    const std::string absent_key = kind.absent_tag + key_of(namespace_name, name);
+    if (known_absent(absent_key)) {
+      if (metrics != nullptr) metrics->count_cluster_lookup(kind.resource, "absent");
+      return nullptr;
+    }
+    const std::string gv = std::string(kind.group) + "/" + kind.version;
+    const std::string path = "/apis/" + gv + "/namespaces/" + url_encode(namespace_name) + "/" +
+                             std::string(kind.resource) + "/" + url_encode(name);
+    const std::optional<HttpResult> got = get_object(kind.resource, path, deadline);
+    if (!got) return nullptr;
+    const char* outcome = "error";
+    const decltype(Entry::view)* found = nullptr;
+    simdjson::dom::parser parser;
+    simdjson::dom::element object;
+    if (got->ok() && allow_stored_depth(parser) == simdjson::SUCCESS &&
+        parser.parse(got->body).get(object) == simdjson::SUCCESS) {
+      auto entry = make(object, gv);
+      if (!entry->ok()) {
+        if (kind.informer != nullptr) kind.informer->decode_errors().report(namespace_name, name, entry->error);
+        else if (metrics != nullptr) metrics->count_cluster_decode_error(kind.resource);
+      }
+      const Entry* stored = kind.store.index.insert_if_absent(key_of(namespace_name, name), std::move(entry));
+      kind.store.index.publish();
+      outcome = "fetched";
+      found = stored->ok() ? &stored->view : nullptr;
+    } else if (got->status == 404) {
+      outcome = "absent";
+      remember_absent(absent_key);
+    } else if (logger != nullptr) {
+      logger->warn("cluster lookup failed", {{"resource", kind.resource},
+                                             {"endpoint", client.url(path)},
+                                             {"namespace", namespace_name},
+                                             {"name", name},
+                                             {"error", got->ok() ? "not a JSON object" : got->describe()}});
+    }
+    if (metrics != nullptr) metrics->count_cluster_lookup(kind.resource, outcome);
+    return found;
+  }
 };
 
 }  // namespace gpu_admission::webhook::cluster

@@ -113,6 +113,24 @@ consteval RuleEntry rule_entry(RuleEntry entry, const char* where = __builtin_FI
 // The entries, in RuleId order (registry.cpp, generated from rules.def).
 const std::array<const RuleEntry*, kRuleCount>& rule_entries();
 
+// Runs one kind of check of the rules (`&RuleEntry::pod`, `::claim` or `::group`): that of every
+// rule that has one and that `tenant`'s policy does not turn off, each adding its findings to
+// `findings` in rule order.
+template <typename Check, typename Context>
+void run_rule_checks(const CompiledPolicy& policy, const Tenant* tenant, Check RuleEntry::*check, const Context& ctx,
+                     std::vector<Finding>& findings) {
+  const auto& rules = rule_entries();
+  for (size_t i = 0; i < kRuleCount; ++i) {
+    const Check run = rules[i]->*check;
+    if (!run) continue;
+    const RuleId id = static_cast<RuleId>(i);
+    const Action action = policy.action(id, tenant);
+    if (action == Action::Off) continue;
+    RuleOutput output(id, action, findings);
+    run(ctx, output);
+  }
+}
+
 // Small helpers shared by rules. Values a tenant wrote are shown through quoted() / bounded() /
 // quoted_key() (policy/base/quoted_value.h): at most 256 bytes of each.
 std::string container_label(const ContainerView& c);         // container "main" / init container "setup"

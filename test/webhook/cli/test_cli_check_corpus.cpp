@@ -11,33 +11,40 @@
 #include <vector>
 #include "test_paths.h"
 
+namespace {
+
+// A file of the corpus, by its path there.
+std::string corpus(const std::string& rel) { return test_paths::corpus("gpu-manifests") + "/" + rel; }
+
+// `check -o json` of one corpus file in namespace `ns`, which exits with `code`.
+json check_one(const std::string& rel, const std::string& ns, int code) {
+  return check_json({corpus(rel)}, code, {"--namespace", ns});
+}
+
+}  // namespace
+
 TEST_CASE("check: real GPU manifests from the shared corpus", "[cli][check][corpus]") {
   const std::string kCorpus = test_paths::corpus("gpu-manifests");
   if (kCorpus.empty()) return;
-  auto corpus = [&](const std::string& rel) { return kCorpus + "/" + rel; };
-  auto one = [&](const std::string& rel, const std::string& ns, int code) {
-    json doc = check_json({corpus(rel)}, code, {"--namespace", ns});
-    return doc;
-  };
 
   SECTION("gpu-operator's test pod has no GPU toleration: gpu-tolerations in a tenant namespace") {
-    json doc = one("NVIDIA__gpu-operator/tests/gpu-pod.yaml", "research", 1);
+    json doc = check_one("NVIDIA__gpu-operator/tests/gpu-pod.yaml", "research", 1);
     REQUIRE(doc["results"].size() == 1);
     CHECK(rules_with(doc["results"][0], "deny") == std::set<std::string>{"gpu-tolerations"});
     CHECK(doc["results"][0]["namespace"] == "research");
   }
   SECTION("the device plugin README pod tolerates the GPU taint: refused only outside any tenant") {
-    json doc = one("NVIDIA__k8s-device-plugin/extracted/README.md_L176-191_gpu-pod.yaml", "default", 1);
+    json doc = check_one("NVIDIA__k8s-device-plugin/extracted/README.md_L176-191_gpu-pod.yaml", "default", 1);
     REQUIRE(doc["results"].size() == 1);
     CHECK(rules_with(doc["results"][0], "deny") == std::set<std::string>{"tenant-pool"});
     CHECK(doc["results"][0]["violations"].size() == 1);
     // In a research namespace it also needs its pool's taint.
-    json research = one("NVIDIA__k8s-device-plugin/extracted/README.md_L176-191_gpu-pod.yaml", "research", 1);
+    json research = check_one("NVIDIA__k8s-device-plugin/extracted/README.md_L176-191_gpu-pod.yaml", "research", 1);
     CHECK(rules_with(research["results"][0], "deny") == std::set<std::string>{"gpu-tolerations"});
     CHECK(research["results"][0]["violations"].size() == 1);
   }
   SECTION("awslabs MPS client Job: hostIPC and the MPS pipe in an adversarial pool") {
-    json doc = one("awslabs__aws-virtual-gpu-device-plugin/examples/mps/nbody-benchmark-mps.yml", "research", 1);
+    json doc = check_one("awslabs__aws-virtual-gpu-device-plugin/examples/mps/nbody-benchmark-mps.yml", "research", 1);
     REQUIRE(doc["results"].size() == 1);
     const json& r = doc["results"][0];
     CHECK(r["kind"] == "Job");
@@ -52,13 +59,19 @@ TEST_CASE("check: real GPU manifests from the shared corpus", "[cli][check][corp
                       [](const std::string& f) { return f.find("hostPath") != std::string::npos; }));
   }
   SECTION("awslabs resnet Deployment: mps-adversarial, and its Service is skipped") {
-    json doc = one("awslabs__aws-virtual-gpu-device-plugin/examples/resnet.yaml", "research", 1);
+    json doc = check_one("awslabs__aws-virtual-gpu-device-plugin/examples/resnet.yaml", "research", 1);
     REQUIRE(doc["results"].size() == 1);
     CHECK(doc["results"][0]["kind"] == "Deployment");
     CHECK(rules_with(doc["results"][0], "deny").count("mps-adversarial") == 1);
   }
+}
+
+TEST_CASE("check: more real GPU manifests from the shared corpus, and all of them", "[cli][check][corpus]") {
+  const std::string kCorpus = test_paths::corpus("gpu-manifests");
+  if (kCorpus.empty()) return;
+
   SECTION("HAMi mig_example asks for 3g.20gb, not an A100-80GB profile: mig-profile") {
-    json doc = one("Project-HAMi__HAMi/examples/nvidia/mig_example.yaml", "research", 1);
+    json doc = check_one("Project-HAMi__HAMi/examples/nvidia/mig_example.yaml", "research", 1);
     REQUIRE(doc["results"].size() == 1);
     const json& r = doc["results"][0];
     CHECK(rules_with(r, "deny").count("mig-profile") == 1);
@@ -68,7 +81,7 @@ TEST_CASE("check: real GPU manifests from the shared corpus", "[cli][check][corp
     CHECK(named);
   }
   SECTION("time-slicing-verification sets hostPID: host-namespaces") {
-    json doc = one("NVIDIA__cloud-native-docs/gpu-operator/manifests/input/time-slicing-verification.yaml", "research", 1);
+    json doc = check_one("NVIDIA__cloud-native-docs/gpu-operator/manifests/input/time-slicing-verification.yaml", "research", 1);
     REQUIRE(doc["results"].size() == 1);
     const json& r = doc["results"][0];
     CHECK(rules_with(r, "deny").count("host-namespaces") == 1);

@@ -37,6 +37,43 @@ bool xml_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '-' || c == '.';
 }
 
+// Reads the attributes of a start tag from `i` to just past its end (`>`, or `/>` when
+// `self_closing`), checking quoting and escaping; false with `why` set, `i` where it went wrong.
+bool read_attributes(const std::string& s, size_t& i, XmlElement& el, bool& self_closing, std::string& why) {
+  auto fail = [&](const char* m) {
+    why = m;
+    return false;
+  };
+  for (;;) {
+    size_t ws = i;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size()) return fail("unterminated start tag");
+    if (s[i] == '>') {
+      ++i;
+      return true;
+    }
+    if (s.compare(i, 2, "/>") == 0) {
+      i += 2;
+      self_closing = true;
+      return true;
+    }
+    if (ws == i) return fail("attributes must be separated by whitespace");
+    size_t a0 = i;
+    while (i < s.size() && xml_name_char(s[i])) ++i;
+    if (i == a0 || i >= s.size() || s[i] != '=') return fail("bad attribute");
+    std::string attr = s.substr(a0, i - a0);
+    ++i;
+    if (i >= s.size() || (s[i] != '"' && s[i] != '\'')) return fail("unquoted attribute value");
+    char q = s[i++];
+    size_t e = s.find(q, i);
+    if (e == std::string::npos) return fail("unterminated attribute value");
+    std::string value = s.substr(i, e - i);
+    if (!valid_char_data(value) || el.attrs.count(attr)) return fail("bad attribute value");
+    el.attrs[attr] = value;
+    i = e + 1;
+  }
+}
+
 // Checks tag balance, quoting and escaping; returns the elements in document order, or an error.
 bool parse_xml(const std::string& s, std::vector<XmlElement>& elements, std::string& error) {
   std::vector<std::string> stack;
@@ -88,34 +125,7 @@ bool parse_xml(const std::string& s, std::vector<XmlElement>& elements, std::str
     seen_root = true;
     XmlElement el{s.substr(n0, i - n0), {}};
     bool self_closing = false;
-    for (;;) {
-      size_t ws = i;
-      while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-      if (i >= s.size()) return fail("unterminated start tag");
-      if (s[i] == '>') {
-        ++i;
-        break;
-      }
-      if (s.compare(i, 2, "/>") == 0) {
-        i += 2;
-        self_closing = true;
-        break;
-      }
-      if (ws == i) return fail("attributes must be separated by whitespace");
-      size_t a0 = i;
-      while (i < s.size() && xml_name_char(s[i])) ++i;
-      if (i == a0 || i >= s.size() || s[i] != '=') return fail("bad attribute");
-      std::string attr = s.substr(a0, i - a0);
-      ++i;
-      if (i >= s.size() || (s[i] != '"' && s[i] != '\'')) return fail("unquoted attribute value");
-      char q = s[i++];
-      size_t e = s.find(q, i);
-      if (e == std::string::npos) return fail("unterminated attribute value");
-      std::string value = s.substr(i, e - i);
-      if (!valid_char_data(value) || el.attrs.count(attr)) return fail("bad attribute value");
-      el.attrs[attr] = value;
-      i = e + 1;
-    }
+    if (std::string why; !read_attributes(s, i, el, self_closing, why)) return fail(why);
     if (!self_closing) stack.push_back(el.name);
     elements.push_back(std::move(el));
   }

@@ -113,68 +113,82 @@ TEST_CASE("dra: claims and templates are judged as objects, findings at spec.dev
   CHECK(tmpl["violations"][0]["field"].get<std::string>().rfind("spec.spec.devices.requests", 0) == 0);
 }
 
+namespace {
+
+using Rules = std::set<std::string>;
+
+// The outcomes of `check` of one file of the DRA corpus with the untrusted or trusted policy,
+// which exits with `code`.
+auto dra_outcomes(const std::string& policy, const std::string& rel, int code) {
+  return outcomes(check_json(
+      {"-p", kData + "/" + policy + "-policy.yaml", test_paths::corpus("dra-specs") + "/" + rel}, code));
+}
+
+}  // namespace
+
 TEST_CASE("dra: NVIDIA's DRA driver manifests in an untrusted and a trusted tenant", "[cli][dra][corpus]") {
   const std::string kCorpus = test_paths::corpus("dra-specs");
   if (kCorpus.empty()) return;
-  auto run = [&](const std::string& policy, const std::string& rel, int code) {
-    return outcomes(check_json({"-p", kData + "/" + policy + "-policy.yaml", kCorpus + "/" + rel}, code));
-  };
-  using Rules = std::set<std::string>;
   SECTION("the MPS quickstart: refused in the adversarial MIG pool, admitted in the cooperative one") {
-    auto untrusted = run("untrusted", "quickstart/v1/gpu-test-mps.yaml", 1);
+    auto untrusted = dra_outcomes("untrusted", "quickstart/v1/gpu-test-mps.yaml", 1);
     CHECK(untrusted["ResourceClaimTemplate/shared-gpu"].empty());
     CHECK(untrusted["Pod/test-pod"] == Rules{"mps-adversarial", "mig-profile"});
-    auto trusted = run("trusted", "quickstart/v1/gpu-test-mps.yaml", 0);
+    auto trusted = dra_outcomes("trusted", "quickstart/v1/gpu-test-mps.yaml", 0);
     CHECK(trusted["Pod/test-pod"].empty());
     // v1beta1 (flat requests) is judged the same way.
-    CHECK(run("untrusted", "quickstart/v1beta1/gpu-test-mps.yaml", 1)["Pod/test-pod"] ==
+    CHECK(dra_outcomes("untrusted", "quickstart/v1beta1/gpu-test-mps.yaml", 1)["Pod/test-pod"] ==
           Rules{"mps-adversarial", "mig-profile"});
   }
   SECTION("the time-slicing quickstarts: refused in the adversarial pool by gpu-sharing, admitted in the cooperative one") {
     for (const char* version : {"v1", "v1beta1"}) {
       INFO(version);
       const std::string dir = std::string("quickstart/") + version;
-      auto five = run("untrusted", dir + "/gpu-test5.yaml", 1);  // a TimeSlicing and an MPS request
+      auto five = dra_outcomes("untrusted", dir + "/gpu-test5.yaml", 1);  // a TimeSlicing and an MPS request
       CHECK(five["Pod/pod0"].count("gpu-sharing") == 1);
       CHECK(five["Pod/pod0"].count("mps-adversarial") == 1);
-      auto six = run("untrusted", dir + "/gpu-test6.yaml", 1);  // TimeSlicing only
+      auto six = dra_outcomes("untrusted", dir + "/gpu-test6.yaml", 1);  // TimeSlicing only
       for (const auto& [object, rules] : six)
         if (object.rfind("Pod/", 0) == 0 || object.rfind("Deployment/", 0) == 0) {
           INFO(object);
           CHECK(rules.count("gpu-sharing") == 1);
           CHECK(rules.count("mps-adversarial") == 0);
         }
-      for (const auto& [object, rules] : run("trusted", dir + "/gpu-test6.yaml", 0)) {
+      for (const auto& [object, rules] : dra_outcomes("trusted", dir + "/gpu-test6.yaml", 0)) {
         INFO(object);
         CHECK(rules.empty());
       }
     }
   }
   SECTION("whole GPUs through DRA are not handed out in a MIG pool") {
-    auto untrusted = run("untrusted", "quickstart/v1/gpu-test1.yaml", 1);
+    auto untrusted = dra_outcomes("untrusted", "quickstart/v1/gpu-test1.yaml", 1);
     for (const auto& [object, rules] : untrusted)
       if (object.rfind("Pod/", 0) == 0) CHECK(rules == Rules{"mig-profile"});
-    CHECK(run("trusted", "quickstart/v1/gpu-test1.yaml", 0).size() >= 3);
+    CHECK(dra_outcomes("trusted", "quickstart/v1/gpu-test1.yaml", 0).size() >= 3);
   }
   SECTION("A100-40GB MIG profiles pinned by selectors are not profiles of an H100") {
-    auto trusted = run("trusted", "quickstart/v1/gpu-test4.yaml", 1);
+    auto trusted = dra_outcomes("trusted", "quickstart/v1/gpu-test4.yaml", 1);
     CHECK(trusted["ResourceClaimTemplate/mig-devices"].empty());
     CHECK(trusted["Deployment/pod"] == Rules{"mig-profile"});
   }
   SECTION("a template in another namespace than its pod is not found: gpu-cap, never zero GPUs") {
-    auto trusted = run("trusted", "quickstart/v1/gpu-test-vfio-config.yaml", 1);
+    auto trusted = dra_outcomes("trusted", "quickstart/v1/gpu-test-vfio-config.yaml", 1);
     CHECK(trusted["Pod/pod1-full-vfioconfig"].count("gpu-cap") == 1);
   }
+}
+
+TEST_CASE("dra: NVIDIA's DRA driver manifests: old API versions, IMEX channels, and all of them", "[cli][dra][corpus]") {
+  const std::string kCorpus = test_paths::corpus("dra-specs");
+  if (kCorpus.empty()) return;
   SECTION("claims of the old v1alpha2 API are skipped, and pods that use them are unresolved GPU pods") {
     json claims = check_json({"-p", kData + "/untrusted-policy.yaml", kCorpus + "/mig+mps/sharing-demo-claims.yaml"}, 0);
     CHECK(claims["results"].empty());
     REQUIRE(claims["skipped"].size() == 4);
     CHECK(claims["skipped"][0]["reason"].get<std::string>().find("not served by Kubernetes 1.34+") != std::string::npos);
-    auto job = run("untrusted", "mig+mps/sharing-demo-job.yaml", 1);
+    auto job = dra_outcomes("untrusted", "mig+mps/sharing-demo-job.yaml", 1);
     CHECK(job.begin()->second.count("gpu-cap") == 1);
   }
   SECTION("IMEX channels: one channel per ResourceClaim is no device-access finding, in an adversarial pool too") {
-    auto untrusted = run("untrusted", "quickstart/v1/imex-test1.yaml", 1);  // whole GPUs in the MIG pool
+    auto untrusted = dra_outcomes("untrusted", "quickstart/v1/imex-test1.yaml", 1);  // whole GPUs in the MIG pool
     size_t deployments = 0;
     for (const auto& [object, rules] : untrusted) {
       INFO(object);

@@ -94,6 +94,21 @@ std::string case_block(const std::string& out, const std::string& name, const st
   return out.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
+// The cases of kWrongSuite, in order.
+const std::vector<std::string> kWrongCases = {"wrong allowed",     "wrong denied set",   "wrong label",
+                                              "wrong resources",   "this one is right",  "wrong nodeSelector",
+                                              "wrong warned set",  "wrong denied on an inline pod"};
+
+// kWrongSuite as a file beside a copy of the examples.
+struct WrongSuite {
+  TempDir dir;
+  std::string suite;
+  WrongSuite() {
+    copy_examples(dir);
+    suite = dir.file("wrong.yaml", kWrongSuite);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("test: the examples suite passes", "[cli][test]") {
@@ -121,12 +136,9 @@ TEST_CASE("test: the examples policy lints clean", "[cli][test]") {
 }
 
 TEST_CASE("test: wrong expectations fail case by case, saying expected and got", "[cli][test]") {
-  TempDir dir;
-  copy_examples(dir);
-  const std::string suite = dir.file("wrong.yaml", kWrongSuite);
-  const std::vector<std::string> names = {"wrong allowed",     "wrong denied set",   "wrong label",
-                                          "wrong resources",   "this one is right",  "wrong nodeSelector",
-                                          "wrong warned set",  "wrong denied on an inline pod"};
+  WrongSuite wrong;
+  const std::string& suite = wrong.suite;
+  const std::vector<std::string>& names = kWrongCases;
 
   SECTION("text") {
     CliRun r = run_cli({"test", suite});
@@ -186,6 +198,12 @@ TEST_CASE("test: wrong expectations fail case by case, saying expected and got",
       }
     }
   }
+}
+
+TEST_CASE("test: wrong expectations fail case by case in JUnit, one testcase a case", "[cli][test]") {
+  WrongSuite wrong;
+  const std::string& suite = wrong.suite;
+  const std::vector<std::string>& names = kWrongCases;
 
   SECTION("junit") {
     CliRun r = run_cli({"test", "--output", "junit", suite});

@@ -182,14 +182,26 @@ TEST_CASE("server: the event loops default to the CPUs the process may use", "[s
   CHECK(s.server.stats().event_loops == gpu_admission::webhook::usable_cpus());
 }
 
-TEST_CASE("server: HTTP-level errors (415, 413, 400, 405, 404)", "[server]") {
-  HttpsServerOptions options = test_options();
-  options.max_body_bytes = 4096;
-  InProcessServer s(options);
-  REQUIRE(s.started);
-  TlsClient client;
-  REQUIRE(client.connect(s.port()));
+namespace {
 
+// A server that takes bodies of 4 KiB at most, and a client connected to it.
+struct SmallBodyServer {
+  static HttpsServerOptions options() {
+    HttpsServerOptions o = test_options();
+    o.max_body_bytes = 4096;
+    return o;
+  }
+  InProcessServer s{options()};
+  TlsClient client;
+  SmallBodyServer() {
+    REQUIRE(s.started);
+    REQUIRE(client.connect(s.port()));
+  }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(SmallBodyServer, "server: HTTP-level errors of the body (415, 413)", "[server]") {
   SECTION("wrong content type: 415, the connection stays usable") {
     auto reply = client.request("POST", "/validate", admission_review("a"), "text/plain");
     CHECK(reply.status == 415);
@@ -238,6 +250,10 @@ TEST_CASE("server: HTTP-level errors (415, 413, 400, 405, 404)", "[server]") {
     CHECK(reply.status == 200);
     CHECK(reply.body.find("\"uid\":\"chunked\"") != std::string::npos);
   }
+  CHECK(s.server.ready());
+}
+
+TEST_CASE_METHOD(SmallBodyServer, "server: HTTP-level errors of the request (400, 405, 404, 431)", "[server]") {
   SECTION("not JSON: 400 from the admission service, the connection stays usable") {
     CHECK(client.request("POST", "/validate", "this is not json").status == 400);
     CHECK(client.request("POST", "/validate", "{\"kind\":\"NotAReview\"}").status == 400);

@@ -32,6 +32,42 @@ double percentile(std::vector<double> values, double p) {
   return values[index];
 }
 
+// `count` TCP connections that never finish a TLS handshake, kept in `silent`; every eighth one
+// sends a TLS record header announcing a ClientHello that never comes.
+void open_silent_connections(int port, size_t count, FdCloser& silent) {
+  for (size_t i = 0; i < count; ++i) {
+    const int fd = raw_connect(port);
+    REQUIRE(fd >= 0);
+    silent.fds.push_back(fd);
+    if (i % 8 == 0) REQUIRE(::send(fd, "\x16\x03\x01\x3f\xff", 5, MSG_NOSIGNAL) == 5);
+  }
+}
+
+// `count` connections, each with a request sent but for its end (alternately most of the head
+// missing, or the last bytes of the body).
+std::vector<std::unique_ptr<TlsClient>> stall_requests(int port, size_t count) {
+  std::vector<std::unique_ptr<TlsClient>> stalled;
+  for (size_t i = 0; i < count; ++i) {
+    auto client = std::make_unique<TlsClient>();
+    REQUIRE(client->connect(port));
+    const std::string request = http_request("POST", "/validate", admission_review("stalled"));
+    REQUIRE(client->send(request.substr(0, i % 2 == 0 ? 20 : request.size() - 10)));
+    stalled.push_back(std::move(client));
+  }
+  return stalled;
+}
+
+// A corrupt review body of one of four kinds: cut in half, 20 random bytes changed, not UTF-8,
+// and a request that is deeply nested lists.
+std::string corrupt_body(int mode, std::mt19937& random) {
+  std::string body = admission_review("corrupt");
+  if (mode == 0) body.resize(body.size() / 2);
+  else if (mode == 1) for (int i = 0; i < 20; ++i) body[random() % body.size()] = static_cast<char>(random());
+  else if (mode == 2) body = std::string(300, '\xff');
+  else body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[[[[[[[[[[]]]]]]]]]]}";
+  return body;
+}
+
 }  // namespace
 
 TEST_CASE("hostile: 512 silent TCP connections, 64 stalled requests and corrupt bodies do not slow legitimate traffic",
@@ -52,21 +88,8 @@ TEST_CASE("hostile: 512 silent TCP connections, 64 stalled requests and corrupt 
   const int port = s.port();
 
   FdCloser silent;
-  for (size_t i = 0; i < silent_count; ++i) {
-    const int fd = raw_connect(port);
-    REQUIRE(fd >= 0);
-    silent.fds.push_back(fd);
-    // Every eighth one sends a TLS record header announcing a ClientHello that never comes.
-    if (i % 8 == 0) REQUIRE(::send(fd, "\x16\x03\x01\x3f\xff", 5, MSG_NOSIGNAL) == 5);
-  }
-  std::vector<std::unique_ptr<TlsClient>> stalled;
-  for (size_t i = 0; i < stalled_count; ++i) {
-    auto client = std::make_unique<TlsClient>();
-    REQUIRE(client->connect(port));
-    const std::string request = http_request("POST", "/validate", admission_review("stalled"));
-    REQUIRE(client->send(request.substr(0, i % 2 == 0 ? 20 : request.size() - 10)));
-    stalled.push_back(std::move(client));
-  }
+  open_silent_connections(port, silent_count, silent);
+  const std::vector<std::unique_ptr<TlsClient>> stalled = stall_requests(port, stalled_count);
 
   std::atomic<bool> stop{false};
   std::atomic<int> corrupt_sent{0};
@@ -76,13 +99,8 @@ TEST_CASE("hostile: 512 silent TCP connections, 64 stalled requests and corrupt 
     TlsClient client;
     while (!stop) {
       if (!client.connected() && !client.connect(port)) continue;
-      std::string body = admission_review("corrupt");
       const int mode = corrupt_sent % 4;
-      if (mode == 0) body.resize(body.size() / 2);
-      else if (mode == 1) for (int i = 0; i < 20; ++i) body[random() % body.size()] = static_cast<char>(random());
-      else if (mode == 2) body = std::string(300, '\xff');
-      else body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[[[[[[[[[[]]]]]]]]]]}";
-      auto reply = client.request("POST", "/validate", body);
+      auto reply = client.request("POST", "/validate", corrupt_body(mode, random));
       ++corrupt_sent;
       if (!reply.ok) client.close();
       else if (reply.status == 200 && mode != 1) ++corrupt_wrong;  // mode 1 may still be valid JSON
