@@ -43,7 +43,7 @@ using cli_test::slurp;
 using cli_test::load_yaml_docs;
 
 // `check -o json` on `files`, parsed; requires the expected exit code.
-json check_json(const std::vector<std::string>& files, int expected_code, const std::vector<std::string>& extra = {}) {
+[[maybe_unused]] json check_json(const std::vector<std::string>& files, int expected_code, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args = {"check", "--policy", kPolicy, "-o", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), files.begin(), files.end());
@@ -58,7 +58,7 @@ json check_json(const std::vector<std::string>& files, int expected_code, const 
   return doc;
 }
 
-std::vector<std::string> example_files() {
+[[maybe_unused]] std::vector<std::string> example_files() {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(kManifests))
     if (e.path().extension() == ".yaml") out.push_back(e.path().string());
@@ -68,20 +68,20 @@ std::vector<std::string> example_files() {
 
 // ------------------------------------------------------------------ reading results
 
-std::set<std::string> rules_with(const json& result, const std::string& action) {
+[[maybe_unused]] std::set<std::string> rules_with(const json& result, const std::string& action) {
   std::set<std::string> out;
   for (const auto& v : result["violations"])
     if (v["action"] == action) out.insert(v["rule"].get<std::string>());
   return out;
 }
 
-const json* result_named(const json& doc, const std::string& name) {
+[[maybe_unused]] const json* result_named(const json& doc, const std::string& name) {
   for (const auto& r : doc["results"])
     if (r["name"] == name) return &r;
   return nullptr;
 }
 
-void check_result_shape(const json& r) {
+[[maybe_unused]] void check_result_shape(const json& r) {
   INFO(r.dump(2));
   REQUIRE(r.is_object());
   CHECK(r["kind"].is_string());
