@@ -21,14 +21,30 @@ int digit_value(char c, const Base64Alphabet* alphabet) {
   return -1;
 }
 
-// The bytes of a final group of `count` characters (2 or 3) held in the low bits of `bits`.
-void append_tail(std::string& out, uint32_t bits, int count) {
-  if (count == 2) out += static_cast<char>(bits >> 4);
-  if (count == 3) {
-    out += static_cast<char>(bits >> 10);
-    out += static_cast<char>(bits >> 2);
+// Decoded 6-bit digits gathered into groups of four, each written out as three bytes; the
+// final group of 2 or 3 digits becomes 1 or 2 bytes.
+struct DigitGroups {
+  std::string& out;
+  uint32_t bits = 0;
+  int count = 0;  // digits of the current group of four
+
+  void push(int value) {
+    bits = (bits << 6) | static_cast<uint32_t>(value);
+    if (++count < 4) return;
+    out += static_cast<char>(bits >> 16);
+    out += static_cast<char>(bits >> 8);
+    out += static_cast<char>(bits);
+    bits = 0;
+    count = 0;
   }
-}
+  void finish() {
+    if (count == 2) out += static_cast<char>(bits >> 4);
+    if (count == 3) {
+      out += static_cast<char>(bits >> 10);
+      out += static_cast<char>(bits >> 2);
+    }
+  }
+};
 
 }  // namespace
 
@@ -62,8 +78,7 @@ std::string base64_encode(std::string_view data, Base64Alphabet alphabet, bool p
 std::optional<std::string> base64_decode(std::string_view text) {
   std::string out;
   out.reserve(text.size() / 4 * 3 + 2);
-  uint32_t bits = 0;
-  int count = 0;  // characters of the current group of four
+  DigitGroups groups{out};
   int padding = 0;
   for (const char c : text) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
@@ -73,46 +88,32 @@ std::optional<std::string> base64_decode(std::string_view text) {
     }
     const int value = digit_value(c, nullptr);
     if (value < 0 || padding > 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<uint32_t>(value);
-    if (++count == 4) {
-      out += static_cast<char>(bits >> 16);
-      out += static_cast<char>(bits >> 8);
-      out += static_cast<char>(bits);
-      bits = 0;
-      count = 0;
-    }
+    groups.push(value);
   }
-  if (count == 1) return std::nullopt;
-  append_tail(out, bits, count);
+  if (groups.count == 1) return std::nullopt;
+  groups.finish();
   return out;
 }
 
 std::optional<std::string> base64_decode_strict(std::string_view text, Base64Alphabet alphabet) {
   std::string out;
   out.reserve(text.size() / 4 * 3);
-  uint32_t bits = 0;
-  int count = 0, padding = 0;
+  DigitGroups groups{out};
+  int padding = 0;
   for (const char c : text) {
     if (c == '\n' || c == '\r') continue;
     if (c == '=') {
       // Padding only completes a group that has two or three characters.
-      if (count + padding < 2 || count + ++padding > 4) return std::nullopt;
+      if (groups.count + padding < 2 || groups.count + ++padding > 4) return std::nullopt;
       continue;
     }
     const int value = digit_value(c, &alphabet);
     if (value < 0 || padding > 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<uint32_t>(value);
-    if (++count == 4) {
-      out += static_cast<char>(bits >> 16);
-      out += static_cast<char>(bits >> 8);
-      out += static_cast<char>(bits);
-      bits = 0;
-      count = 0;
-    }
+    groups.push(value);
   }
-  if (count == 0) return padding == 0 ? std::optional(out) : std::nullopt;
-  if (count + padding != 4) return std::nullopt;
-  append_tail(out, bits, count);
+  if (groups.count == 0) return padding == 0 ? std::optional(out) : std::nullopt;
+  if (groups.count + padding != 4) return std::nullopt;
+  groups.finish();
   return out;
 }
 
