@@ -36,6 +36,23 @@ if ! need wrk || { [ "$REFERENCES" = 1 ] && { ! need nginx || ! need go; }; }; t
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q wrk nginx-light golang-go >/dev/null
 fi
+# What the binaries must be built from: the commit and any uncommitted change to the sources. A
+# tree built from other sources is rebuilt (figures of a stale binary would be labelled with the
+# wrong commit); outside a git checkout the existing build is used as it is.
+sources_id() {
+  git rev-parse HEAD 2>/dev/null || return 0
+  git diff HEAD -- . ':(exclude)*.md' 2>/dev/null | sha1sum | cut -c1-12
+}
+stamp="$BUILD/load-sources.id"
+wanted="$(sources_id)"
+if [ -n "$wanted" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$wanted" ]; then
+  echo "load.sh: $BUILD was built from other sources than this checkout's: rebuilding" >&2
+  rm -f "$BUILD/gpu-admission" "$BUILD/bench/gpu-admission-bench" "$standin"
+fi
+if [ -n "$wanted" ] && [ ! -f "$stamp" ] && [ -x "$BUILD/gpu-admission" ]; then
+  echo "load.sh: $BUILD has no record of the sources it was built from: rebuilding" >&2
+  rm -f "$BUILD/gpu-admission" "$BUILD/bench/gpu-admission-bench" "$standin"
+fi
 if [ ! -x "$BUILD/gpu-admission" ] || [ ! -x "$BUILD/bench/gpu-admission-bench" ]; then
   if [ "$PGO" = 1 ]; then
     scripts/build-pgo.sh "$BUILD"  # the release build: profile-guided (also builds the stand-in)
@@ -43,6 +60,7 @@ if [ ! -x "$BUILD/gpu-admission" ] || [ ! -x "$BUILD/bench/gpu-admission-bench" 
     cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGPU_ADMISSION_TESTS=OFF -DGPU_ADMISSION_BENCH=ON >/dev/null
     cmake --build "$BUILD" -j"$(nproc)" --target gpu-admission gpu-admission-bench
   fi
+  [ -z "$wanted" ] || printf '%s\n' "$wanted" >"$stamp"
 fi
 pgo="$(sed -n 's/^GPU_ADMISSION_PGO:STRING=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)"
 if [ "$CLUSTER" = 1 ] && [ ! -x "$standin" ] && [ -f "$BUILD/CMakeCache.txt" ]; then
@@ -322,7 +340,7 @@ if [ "$CLUSTER" = 1 ]; then
 fi
 
 echo
-echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'); server on core $SERVER_CORE, wrk (one thread) on core $CLIENT_CORE; build $BUILD (PGO: ${pgo:-OFF}); 2 s warm-up, ${DURATION}s per run; review $(wc -c <"$review") bytes"
+echo "machine: $(nproc) cores, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'); server on core $SERVER_CORE, wrk (one thread) on core $CLIENT_CORE; build $BUILD (PGO: ${pgo:-OFF}) of commit $("$BUILD/gpu-admission" version 2>/dev/null | sed -n "s/^ *commit: *//p")$([ -z "$(git status --porcelain -- . 2>/dev/null)" ] || echo " with uncommitted changes"); 2 s warm-up, ${DURATION}s per run; review $(wc -c <"$review") bytes"
 printf '%-28s %6s %12s %10s %10s %8s\n' "target" "conns" "requests/s" "p50" "p99" "errors"
 printf '%s\n' "${results[@]}"
 awk -v v="$validate_rps" -v n="$nginx_rps" 'BEGIN { if (n > 0) printf "gpu-admission /validate vs nginx fixed reply at 16 connections: %.2fx\n", v / n }'
