@@ -300,6 +300,7 @@ run_cluster() {
   echo "gpu-admission+cluster: $cluster_checks" >&2
 
   write_script "$work/post-cpu-mutate.lua" "$work/cpu-pod.json"
+  write_script "$work/post-dra-validate.lua" "$work/dra-pod-mutated.json"  # also without REFERENCES
   local before=${#results[@]}
   row_width=32
   warm_up "$base/validate" post-dra-validate.lua
