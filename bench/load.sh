@@ -36,12 +36,13 @@ if ! need wrk || { [ "$REFERENCES" = 1 ] && { ! need nginx || ! need go; }; }; t
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q wrk nginx-light golang-go >/dev/null
 fi
-# What the binaries must be built from: the commit and any uncommitted change to the sources. A
-# tree built from other sources is rebuilt (figures of a stale binary would be labelled with the
-# wrong commit); outside a git checkout the existing build is used as it is.
+# What the binaries must be built from: every tracked file but the docs, as committed or staged,
+# and any uncommitted change to them. A tree built from other sources is rebuilt (figures of a
+# stale binary would be labelled with the wrong commit); a commit of docs alone rebuilds nothing.
+# Outside a git checkout the existing build is used as it is.
 sources_id() {
-  git rev-parse HEAD 2>/dev/null || return 0
-  git diff HEAD -- . ':(exclude)*.md' 2>/dev/null | sha1sum | cut -c1-12
+  git rev-parse --git-dir >/dev/null 2>&1 || return 0
+  { git ls-files -s -- . ':(exclude)*.md'; git diff HEAD -- . ':(exclude)*.md'; } | sha1sum | cut -c1-16
 }
 stamp="$BUILD/load-sources.id"
 wanted="$(sources_id)"
