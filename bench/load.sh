@@ -14,7 +14,7 @@
 # long the sync took and the RSS after it, and fails (exit 1) when the answers are not those.
 # Bounded: each run lasts DURATION seconds (default 10).
 #
-#   bench/load.sh                 # builds if needed (build-bench/), runs everything
+#   bench/load.sh                 # builds build-bench/ (again when the sources changed), runs everything
 #   DURATION=300 bench/load.sh    # a longer run (RSS growth check)
 #   REFERENCES=0 bench/load.sh    # gpu-admission only
 #   CLUSTER=0 bench/load.sh       # without the cluster-state section
