@@ -108,7 +108,10 @@ int ClusterBuilder::make_pods(const TemplatePlan& plan, PodMaker& maker, int cou
   for (int i = 0; i < n; ++i) {
     PodInstance pod;
     pod.generate_name = generate_name;
-    if (!generate_name.empty()) pod.name = generate_name + rng_.suffix(5);
+    if (!generate_name.empty()) {
+      do pod.name = generate_name + rng_.suffix(5);
+      while (!generated_names_.insert(plan.ns->name + "/" + pod.name).second);
+    }
     pod.uid = rng_.uid();
     pod.seed = rng_.next();
     const Node& node = node_for(plan);

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <vector>
 
 #include "bench/audit_cluster.h"
@@ -84,6 +85,10 @@ class ClusterBuilder {
 
   // The independent count.
   std::map<std::string, long> judged_, skipped_;
+  // namespace/name of every pod named from a generateName: a suffix drawn twice is drawn again,
+  // as the API server retries a generated name that exists (5,000 pods of one DaemonSet draw
+  // from 27^5 suffixes: about one collision each).
+  std::unordered_set<std::string> generated_names_;
   std::map<std::tuple<std::string, std::string>, std::pair<long, long>> totals_;  // tenant, rule -> objects, pods
   std::map<std::string, long> namespace_violations_;
   Json objects_ = Json::array();

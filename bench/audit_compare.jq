@@ -1,7 +1,7 @@
 # Compares an audit's JSON result ($a[0], `gpu-admission audit -o json`) with the stand-in's
 # independent count ($e[0], expected.json of bench/audit_standin.cpp): totals per tenant, rule and
-# action (objects and pods), violating objects per namespace, objects judged per kind, and each
-# violating object (its rules, pods and violating pods). Prints what differs (at most 20 lines of
+# action (objects and pods), violating objects per namespace, objects judged per kind, objects
+# not judged per reason, and each violating object (its rules, pods and violating pods). Prints what differs (at most 20 lines of
 # each) and, last, a line starting with MATCH or MISMATCH. Used by bench/audit.sh:
 #   jq -n -r --slurpfile a audit.json --slurpfile e expected.json -f bench/audit_compare.jq
 def first20: if length > 20 then .[:20] + ["... and \(length - 20) more"] else . end;
@@ -17,6 +17,8 @@ $a[0] as $A | $e[0] as $E
    | "namespace \($k): audit \($an[$k] // 0) violating objects, expected \($E.namespaces[$k] // 0)"] as $namespaces
 | [($A.judged + $E.judged | keys[]) as $k | select(($A.judged[$k] // 0) != ($E.judged[$k] // 0))
    | "judged \($k): audit \($A.judged[$k] // 0), expected \($E.judged[$k] // 0)"] as $judged
+| [($A.skipped + $E.skipped | keys[]) as $k | select(($A.skipped[$k] // 0) != ($E.skipped[$k] // 0))
+   | "not judged, \($k): audit \($A.skipped[$k] // 0), expected \($E.skipped[$k] // 0)"] as $skipped
 | ($A.objects | map({key: "\(.namespace)/\(.kind)/\(.name)",
                      value: {rules: ([.findings[].rule] | unique), pods, violatingPods}}) | from_entries) as $ao
 | ($E.objects | map({key: "\(.namespace)/\(.kind)/\(.name)", value: {rules: [.rule], pods, violatingPods}})
@@ -33,8 +35,8 @@ $a[0] as $A | $e[0] as $E
   "violating objects: \($ao | length) in the audit, \($eo | length) expected; \($objects | length) differ",
   ($objects | first20[]),
   "objects with errors: \($errors | length)", ($errors | first20[]),
-  "not judged (for information): audit \($A.skipped | tojson); expected \($E.skipped | tojson)",
-  (if ($totals + $namespaces + $judged + $objects + $errors | length) == 0
+  "not judged per reason: \($skipped | length) reasons differ", ($skipped | first20[]),
+  (if ($totals + $namespaces + $judged + $skipped + $objects + $errors | length) == 0
    then "MATCH: \($ao | length) violating objects and \($apods) violating pods per tenant and rule, as injected"
-   else "MISMATCH: \($totals | length) totals, \($namespaces | length) namespaces, \($judged | length) kinds, \($objects | length) objects differ, \($errors | length) errors (audit \($apods) violating pods, expected \($epods))"
+   else "MISMATCH: \($totals | length) totals, \($namespaces | length) namespaces, \($judged | length) kinds, \($skipped | length) not-judged reasons, \($objects | length) objects differ, \($errors | length) errors (audit \($apods) violating pods, expected \($epods))"
    end)
